@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+// ChronoStore: an embedded, zero-dependency, copy-on-write datastore with history.
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "ChronoStore",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "ChronoStoreEngine", targets: ["ChronoStoreEngine"]),
+        .executable(name: "chrono-example", targets: ["ChronoExample"]),
+    ],
+    targets: [
+        .target(
+            name: "ChronoStoreEngine",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChronoStoreTestSupport",
+            dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ChronoExample",
+            dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ChronoTestHelper",
+            dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChronoStoreEngineTests",
+            dependencies: ["ChronoStoreEngine", "ChronoStoreTestSupport", "ChronoTestHelper"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

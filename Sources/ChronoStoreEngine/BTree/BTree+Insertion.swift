@@ -1,0 +1,106 @@
+// Inserting and replacing entries: copy the path to the leaf, split nodes that overflow.
+
+extension BTree {
+    private struct InsertResult {
+        var reference: PageReference
+        var split: (separator: [UInt8], right: PageReference)?
+        var previous: LeafValue?
+    }
+
+    /// Stores `value` under `key`, replacing any value there.
+    /// - Returns: the value that was replaced, if any (its overflow pages are not yet released).
+    mutating func put(_ key: [UInt8], _ value: LeafValue, editor: some TreeEditing) throws -> LeafValue? {
+        guard !root.isNone else {
+            let leaf = LeafNode(keys: [key], values: [value])
+            let page = try editor.allocatePage(owner: owner)
+            editor.setDirty(page, .leaf(leaf))
+            root = PageReference(page: page, birth: editor.transaction)
+            return nil
+        }
+        let result = try key.withUnsafeBytes { try insert(key, $0, value, into: root, editor: editor) }
+        root = result.reference
+        if let split = result.split {
+            let branch = BranchNode(keys: [split.separator], children: [result.reference, split.right])
+            let page = try editor.allocatePage(owner: owner)
+            editor.setDirty(page, .branch(branch))
+            root = PageReference(page: page, birth: editor.transaction)
+        }
+        return result.previous
+    }
+
+    /// The editable copy of the node at `reference`: the node itself when this transaction
+    /// already wrote it, else a decoded copy on a newly allocated page (the old page released).
+    func editableNode(_ reference: PageReference, editor: some TreeEditing) throws -> (PageReference, DirtyPage) {
+        if reference.birth == editor.transaction, let dirty = editor.dirtyPage(reference.page) {
+            return (reference, dirty)
+        }
+        let copy: DirtyPage
+        switch try editor.node(reference) {
+        case .leafPage(let view): copy = .leaf(NodeLayout.decodeLeaf(view.page))
+        case .branchPage(let view): copy = .branch(NodeLayout.decodeBranch(view.page))
+        case .leaf(let node): copy = .leaf(node)
+        case .branch(let node): copy = .branch(node)
+        }
+        let page = try editor.allocatePage(owner: owner)
+        editor.releasePage(reference, owner: owner)
+        editor.setDirty(page, copy)
+        return (PageReference(page: page, birth: editor.transaction), copy)
+    }
+
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, into reference: PageReference,
+        editor: some TreeEditing
+    ) throws -> InsertResult {
+        let (newReference, content) = try editableNode(reference, editor: editor)
+        switch content {
+        case .leaf(let leaf):
+            let (index, found) = Self.search(leaf, keyBytes)
+            var previous: LeafValue?
+            if found {
+                previous = leaf.values[index]
+                leaf.replaceValue(at: index, with: value)
+            } else {
+                leaf.insert(key: key, value: value, at: index)
+            }
+            guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: newReference, previous: previous) }
+            let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
+            let page = try editor.allocatePage(owner: owner)
+            editor.setDirty(page, .leaf(right))
+            return InsertResult(
+                reference: newReference,
+                split: (right.keys[0], PageReference(page: page, birth: editor.transaction)), previous: previous)
+        case .branch(let branch):
+            let childIndex = Self.childIndex(in: branch, for: keyBytes)
+            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], editor: editor)
+            branch.children[childIndex] = child.reference
+            if let split = child.split {
+                branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
+            }
+            guard branch.byteCount > editor.pageSize else {
+                return InsertResult(reference: newReference, previous: child.previous)
+            }
+            let (separator, right) = branch.split()
+            let page = try editor.allocatePage(owner: owner)
+            editor.setDirty(page, .branch(right))
+            return InsertResult(
+                reference: newReference, split: (separator, PageReference(page: page, birth: editor.transaction)),
+                previous: child.previous)
+        case .raw:
+            throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
+        }
+    }
+
+    /// Where to split an over-full leaf. An insert at the right edge (ascending keys) leaves the
+    /// left page full; otherwise the bytes are shared evenly.
+    private static func leafSplitIndex(_ leaf: LeafNode, insertedAt index: Int, pageSize: Int) -> Int {
+        let count = leaf.keys.count
+        if index == count - 1 { return count - 1 }
+        let half = leaf.byteCount / 2
+        var running = NodeLayout.leafBaseByteCount
+        for entry in 0..<count {
+            running += NodeLayout.leafEntryByteCount(key: leaf.keys[entry], value: leaf.values[entry])
+            if running >= half { return min(max(entry, 1), count - 1) }
+        }
+        return count / 2
+    }
+}

@@ -1,0 +1,77 @@
+// A copy-on-write B+tree over byte keys and values: its root, lookups and limits.
+
+/// A B+tree identified by its root page. Editing returns a new root; sealed pages are never
+/// changed, so every older root still describes its own version of the tree.
+struct BTree {
+    /// The root page, or ``PageReference/none`` for an empty tree.
+    var root: PageReference
+    /// Where released pages go.
+    let owner: PageOwner
+
+    init(root: PageReference, owner: PageOwner) {
+        self.root = root
+        self.owner = owner
+    }
+
+    /// The value stored under `key`, as the leaf holds it.
+    func lookup(_ key: UnsafeRawBufferPointer, reader: some TreeReading) throws -> LeafValue? {
+        var reference = root
+        while !reference.isNone {
+            switch try reader.node(reference) {
+            case .branchPage(let view):
+                reference = view.child(at: view.childIndex(for: key))
+            case .branch(let node):
+                reference = node.children[Self.childIndex(in: node, for: key)]
+            case .leafPage(let view):
+                let (index, found) = view.search(key)
+                return found ? view.value(at: index) : nil
+            case .leaf(let node):
+                let (index, found) = Self.search(node, key)
+                return found ? node.values[index] : nil
+            }
+        }
+        return nil
+    }
+
+    func lookup(_ key: [UInt8], reader: some TreeReading) throws -> LeafValue? {
+        try key.withUnsafeBytes { try lookup($0, reader: reader) }
+    }
+
+    static func search(_ node: LeafNode, _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = node.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = node.keys[middle].withUnsafeBytes { KeyOrder.compare($0, key) }
+            if order < 0 {
+                low = middle + 1
+            } else if order > 0 {
+                high = middle
+            } else {
+                return (middle, true)
+            }
+        }
+        return (low, false)
+    }
+
+    static func childIndex(in node: BranchNode, for key: UnsafeRawBufferPointer) -> Int {
+        var low = 0
+        var high = node.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if node.keys[middle].withUnsafeBytes({ KeyOrder.compare($0, key) }) <= 0 {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+
+    /// Checks a key against the store's limits.
+    static func validateKey(_ key: [UInt8], pageSize: Int) throws {
+        if key.isEmpty { throw StoreError.emptyKey }
+        let limit = NodeLayout.maximumKeyByteCount(pageSize: pageSize)
+        if key.count > limit { throw StoreError.keyTooLarge(byteCount: key.count, limit: limit) }
+    }
+}

@@ -1,0 +1,137 @@
+// Mutable B+tree nodes: what a write transaction edits before the nodes are sealed into pages.
+
+/// A large value stored outside the leaf: its overflow index page and total length.
+package struct OverflowReference: Equatable, Sendable {
+    package var index: PageReference
+    package var length: UInt64
+    package static let byteCount = PageReference.byteCount + 8
+}
+
+/// A value as a leaf holds it.
+package enum LeafValue: Equatable, Sendable {
+    case inline([UInt8])
+    case overflow(OverflowReference)
+
+    /// Bytes this value occupies in a leaf entry (after the entry's fixed part).
+    var encodedByteCount: Int {
+        switch self {
+        case .inline(let bytes): bytes.count
+        case .overflow: OverflowReference.byteCount
+        }
+    }
+}
+
+/// A leaf being edited: parallel arrays of sorted keys and their values.
+final class LeafNode {
+    var keys: [[UInt8]]
+    var values: [LeafValue]
+    /// The encoded size of this leaf, kept in step with every edit.
+    private(set) var byteCount: Int
+
+    init(keys: [[UInt8]] = [], values: [LeafValue] = []) {
+        self.keys = keys
+        self.values = values
+        byteCount = NodeLayout.leafBaseByteCount
+        for index in keys.indices { byteCount += NodeLayout.leafEntryByteCount(key: keys[index], value: values[index]) }
+    }
+
+    func insert(key: [UInt8], value: LeafValue, at index: Int) {
+        keys.insert(key, at: index)
+        values.insert(value, at: index)
+        byteCount += NodeLayout.leafEntryByteCount(key: key, value: value)
+    }
+
+    func replaceValue(at index: Int, with value: LeafValue) {
+        byteCount += value.encodedByteCount - values[index].encodedByteCount
+        values[index] = value
+    }
+
+    func remove(at index: Int) {
+        byteCount -= NodeLayout.leafEntryByteCount(key: keys[index], value: values[index])
+        keys.remove(at: index)
+        values.remove(at: index)
+    }
+
+    /// Moves entries from `index` on into a new leaf.
+    func splitOff(from index: Int) -> LeafNode {
+        let right = LeafNode(keys: Array(keys[index...]), values: Array(values[index...]))
+        keys.removeSubrange(index...)
+        values.removeSubrange(index...)
+        byteCount -= right.byteCount - NodeLayout.leafBaseByteCount
+        return right
+    }
+
+    /// Appends every entry of `right`, whose keys all sort after this leaf's.
+    func absorb(_ right: LeafNode) {
+        keys.append(contentsOf: right.keys)
+        values.append(contentsOf: right.values)
+        byteCount += right.byteCount - NodeLayout.leafBaseByteCount
+    }
+}
+
+/// A branch being edited: `keys.count + 1` children; child `i + 1` holds keys ≥ `keys[i]`.
+final class BranchNode {
+    var keys: [[UInt8]]
+    var children: [PageReference]
+    private(set) var byteCount: Int
+
+    init(keys: [[UInt8]], children: [PageReference]) {
+        self.keys = keys
+        self.children = children
+        byteCount = NodeLayout.branchBaseByteCount
+        for key in keys { byteCount += NodeLayout.branchEntryByteCount(key: key) }
+    }
+
+    func insert(separator: [UInt8], rightChild: PageReference, at keyIndex: Int) {
+        keys.insert(separator, at: keyIndex)
+        children.insert(rightChild, at: keyIndex + 1)
+        byteCount += NodeLayout.branchEntryByteCount(key: separator)
+    }
+
+    /// Removes child `childIndex` and the separator that bounds it.
+    func removeChild(at childIndex: Int) {
+        let keyIndex = childIndex == 0 ? 0 : childIndex - 1
+        if !keys.isEmpty {
+            byteCount -= NodeLayout.branchEntryByteCount(key: keys[keyIndex])
+            keys.remove(at: keyIndex)
+        }
+        children.remove(at: childIndex)
+    }
+
+    func replaceSeparator(at keyIndex: Int, with key: [UInt8]) {
+        byteCount += NodeLayout.branchEntryByteCount(key: key) - NodeLayout.branchEntryByteCount(key: keys[keyIndex])
+        keys[keyIndex] = key
+    }
+
+    /// Splits around the middle key, which moves up: returns it and the new right branch.
+    func split() -> (separator: [UInt8], right: BranchNode) {
+        let middle = NodeLayout.branchSplitIndex(self)
+        let separator = keys[middle]
+        let right = BranchNode(keys: Array(keys[(middle + 1)...]), children: Array(children[(middle + 1)...]))
+        keys.removeSubrange(middle...)
+        children.removeSubrange((middle + 1)...)
+        self.recount()
+        return (separator, right)
+    }
+
+    /// Appends `separator` and every key and child of `right`.
+    func absorb(separator: [UInt8], _ right: BranchNode) {
+        keys.append(separator)
+        keys.append(contentsOf: right.keys)
+        children.append(contentsOf: right.children)
+        recount()
+    }
+
+    private func recount() {
+        byteCount = NodeLayout.branchBaseByteCount
+        for key in keys { byteCount += NodeLayout.branchEntryByteCount(key: key) }
+    }
+}
+
+/// A page written in the current transaction and not yet sealed.
+enum DirtyPage {
+    case leaf(LeafNode)
+    case branch(BranchNode)
+    /// A page whose bytes are final apart from the header (overflow pages, list chunks).
+    case raw(PageBuffer, kind: PageKind, count: Int)
+}

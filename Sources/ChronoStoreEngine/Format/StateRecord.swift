@@ -1,0 +1,93 @@
+// The state page: what a header slot names — the head root, the system trees, the allocation mark.
+
+/// The store's state after one transaction.
+///
+/// A header slot points at the newest state record. Commits write a root and a state; later
+/// history operations (undo, redo, snapshots) write only a state.
+///
+/// State page layout (after the 24-byte page header; little-endian):
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 24 | 16 | previous state (page, birth) |
+/// | 40 | 8 | synced transaction: newest state known durable when this one was written |
+/// | 48 | 16 | head root (page, birth) |
+/// | 64 | 16 | history index root: root id → root page |
+/// | 80 | 16 | free tree root: (release transaction, sequence) → page ids |
+/// | 96 | 8 | page count: the file's allocation mark, header page included |
+/// | 104 | 8 | tail: the oldest retained root id |
+/// | 112 | 8 | retained root count |
+/// | 120 | 8 | pages recorded in the free tree (reusable or waiting) |
+/// | 128 | … | reserved (0) |
+package struct StateRecord: Equatable, Sendable {
+    static let previousOffset = PageHeader.byteCount
+    static let syncedOffset = previousOffset + PageReference.byteCount
+    static let headOffset = syncedOffset + 8
+    static let historyOffset = headOffset + PageReference.byteCount
+    static let freeTreeOffset = historyOffset + PageReference.byteCount
+    static let pageCountOffset = freeTreeOffset + PageReference.byteCount
+    static let tailOffset = pageCountOffset + 8
+    static let retainedCountOffset = tailOffset + 8
+    static let freePageCountOffset = retainedCountOffset + 8
+    package static let byteCount = freePageCountOffset + 8
+
+    package var transaction: TransactionID
+    package var previous: PageReference
+    package var syncedTransaction: TransactionID
+    package var head: PageReference
+    package var historyIndex: PageReference
+    package var freeTree: PageReference
+    package var pageCount: UInt64
+    package var tail: TransactionID
+    package var retainedRootCount: UInt64
+    package var freePageCount: UInt64
+
+    package init(
+        transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
+        historyIndex: PageReference, freeTree: PageReference, pageCount: UInt64, tail: TransactionID,
+        retainedRootCount: UInt64, freePageCount: UInt64
+    ) {
+        self.transaction = transaction
+        self.previous = previous
+        self.syncedTransaction = syncedTransaction
+        self.head = head
+        self.historyIndex = historyIndex
+        self.freeTree = freeTree
+        self.pageCount = pageCount
+        self.tail = tail
+        self.retainedRootCount = retainedRootCount
+        self.freePageCount = freePageCount
+    }
+
+    package func encode(into bytes: UnsafeMutableRawBufferPointer) {
+        bytes.storeReference(previous, at: Self.previousOffset)
+        bytes.storeLittleEndian(syncedTransaction.rawValue, at: Self.syncedOffset)
+        bytes.storeReference(head, at: Self.headOffset)
+        bytes.storeReference(historyIndex, at: Self.historyOffset)
+        bytes.storeReference(freeTree, at: Self.freeTreeOffset)
+        bytes.storeLittleEndian(pageCount, at: Self.pageCountOffset)
+        bytes.storeLittleEndian(tail.rawValue, at: Self.tailOffset)
+        bytes.storeLittleEndian(retainedRootCount, at: Self.retainedCountOffset)
+        bytes.storeLittleEndian(freePageCount, at: Self.freePageCountOffset)
+    }
+
+    /// Decodes a verified state page.
+    package static func decode(_ page: PageBuffer) throws -> StateRecord {
+        let bytes = page.readOnly
+        let record = StateRecord(
+            transaction: page.birth,
+            previous: bytes.loadReference(at: previousOffset),
+            syncedTransaction: TransactionID(bytes.loadLittleEndian(at: syncedOffset, as: UInt64.self)),
+            head: bytes.loadReference(at: headOffset),
+            historyIndex: bytes.loadReference(at: historyOffset),
+            freeTree: bytes.loadReference(at: freeTreeOffset),
+            pageCount: bytes.loadLittleEndian(at: pageCountOffset),
+            tail: TransactionID(bytes.loadLittleEndian(at: tailOffset, as: UInt64.self)),
+            retainedRootCount: bytes.loadLittleEndian(at: retainedCountOffset),
+            freePageCount: bytes.loadLittleEndian(at: freePageCountOffset))
+        guard !record.head.isNone, record.pageCount >= 2, record.head.birth <= record.transaction else {
+            throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head or page count")
+        }
+        return record
+    }
+}

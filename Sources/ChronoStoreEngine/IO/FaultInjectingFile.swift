@@ -1,0 +1,168 @@
+// An in-memory store file that can fail, crash and lose or tear unsynced writes, for tests.
+
+/// An in-memory ``StoreFile`` that models a disk with a volatile write cache.
+///
+/// Writes are visible to reads at once but stay *pending* until ``synchronize()``. The file
+/// can be told to crash after a number of operations (every later call throws), and
+/// ``crashImage(using:)`` then builds what a disk might hold after power loss: each pending
+/// write applied, dropped, or torn (some 512-byte sectors written, one of them partly).
+/// It can also fail a sync, to test the read-only latch.
+///
+/// `@unchecked Sendable`: all state is guarded by `lock`.
+package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
+    private enum PendingOperation {
+        case write(offset: Int, bytes: [UInt8])
+        case truncate(byteCount: Int)
+    }
+
+    package let name: String
+    private let lock = Lock()
+    private var durable: [UInt8]
+    private var current: [UInt8]
+    private var pending: [PendingOperation] = []
+    private var operationsBeforeCrash: Int?
+    private var failingSyncs = 0
+    private(set) package var hasCrashed = false
+    private(set) package var syncCount = 0
+    private(set) package var writeCount = 0
+
+    /// A file whose durable and visible contents are `image`.
+    package init(name: String = "memory", image: [UInt8] = []) {
+        self.name = name
+        self.durable = image
+        self.current = image
+    }
+
+    /// Crash (throw from this and every later call) at the `count`-th write, sync or truncate
+    /// from now; `nil` disarms.
+    package func crash(afterOperations count: Int?) {
+        lock.withLock { operationsBeforeCrash = count }
+    }
+
+    /// Makes the next `count` syncs fail with EIO (their writes stay pending).
+    package func failSyncs(_ count: Int) {
+        lock.withLock { failingSyncs = count }
+    }
+
+    /// The bytes every read currently sees.
+    package var visibleImage: [UInt8] { lock.withLock { current } }
+
+    /// The bytes known durable: the state at the last successful sync.
+    package var durableImage: [UInt8] { lock.withLock { durable } }
+
+    /// How many writes and truncations have not been synced.
+    package var pendingOperationCount: Int { lock.withLock { pending.count } }
+
+    /// What the disk might hold after a power loss now: each pending operation, in order, is
+    /// applied, dropped, or torn, as `generator` decides.
+    package func crashImage(using generator: inout some RandomNumberGenerator) -> [UInt8] {
+        let (base, operations) = lock.withLock { (durable, pending) }
+        var image = base
+        for operation in operations {
+            switch operation {
+            case .truncate(let byteCount):
+                if Bool.random(using: &generator) { Self.resize(&image, to: byteCount) }
+            case .write(let offset, let bytes):
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: Self.apply(bytes, at: offset, to: &image)
+                case 1: break
+                default: Self.tear(bytes, at: offset, into: &image, using: &generator)
+                }
+            }
+        }
+        return image
+    }
+
+    private static func tear(
+        _ bytes: [UInt8], at offset: Int, into image: inout [UInt8],
+        using generator: inout some RandomNumberGenerator
+    ) {
+        let sector = 512
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + sector, bytes.count)
+            switch Int.random(in: 0..<5, using: &generator) {
+            case 0, 1: apply(Array(bytes[start..<end]), at: offset + start, to: &image)
+            case 2: apply(Array(bytes[start..<(start + Int.random(in: 0...(end - start), using: &generator))]),
+                          at: offset + start, to: &image)
+            default:
+                // Nothing reached this sector; a file that grows still grows with zeros.
+                if image.count < offset + end { resize(&image, to: offset + end) }
+            }
+            start = end
+        }
+    }
+
+    private static func apply(_ bytes: [UInt8], at offset: Int, to image: inout [UInt8]) {
+        if image.count < offset + bytes.count { resize(&image, to: offset + bytes.count) }
+        image.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
+    }
+
+    private static func resize(_ image: inout [UInt8], to byteCount: Int) {
+        if byteCount < image.count {
+            image.removeSubrange(byteCount...)
+        } else {
+            image.append(contentsOf: repeatElement(0, count: byteCount - image.count))
+        }
+    }
+
+    /// Counts one mutating operation; throws once the crash point is reached.
+    private func tick(_ operation: String) throws {
+        if hasCrashed { throw IOError(operation: operation, path: name, code: IOError.injectedFailureCode) }
+        if let remaining = operationsBeforeCrash {
+            if remaining <= 0 {
+                hasCrashed = true
+                throw IOError(operation: operation, path: name, code: IOError.injectedFailureCode)
+            }
+            operationsBeforeCrash = remaining - 1
+        }
+    }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try lock.withLock {
+            if hasCrashed { throw IOError(operation: "pread", path: name, code: IOError.injectedFailureCode) }
+            let start = Int(offset)
+            guard start < current.count else { return 0 }
+            let count = min(buffer.count, current.count - start)
+            current.withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<(start + count)]))
+            }
+            return count
+        }
+    }
+
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try lock.withLock {
+            try tick("pwrite")
+            let copy = [UInt8](bytes)
+            writeCount += 1
+            pending.append(.write(offset: Int(offset), bytes: copy))
+            Self.apply(copy, at: Int(offset), to: &current)
+        }
+    }
+
+    package func synchronize() throws {
+        try lock.withLock {
+            try tick("fdatasync")
+            if failingSyncs > 0 {
+                failingSyncs -= 1
+                throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode)
+            }
+            durable = current
+            pending.removeAll()
+            syncCount += 1
+        }
+    }
+
+    package func byteCount() throws -> UInt64 {
+        lock.withLock { UInt64(current.count) }
+    }
+
+    package func truncate(to byteCount: UInt64) throws {
+        try lock.withLock {
+            try tick("ftruncate")
+            pending.append(.truncate(byteCount: Int(byteCount)))
+            Self.resize(&current, to: Int(byteCount))
+        }
+    }
+}

@@ -1,0 +1,179 @@
+// The only place that names the C library: thin wrappers over the syscalls the engine uses.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#else
+    #error("ChronoStore needs a POSIX C library")
+#endif
+
+/// Thin, retrying wrappers over POSIX calls. Every syscall made by the engine goes through here.
+enum Platform {
+    /// The calling thread's `errno`.
+    static var lastError: Int32 { errno }
+
+    static func open(_ path: String, flags: Int32, mode: UInt32 = 0o644) -> Int32 {
+        while true {
+            let descriptor = path.withCString { Foundationless.openFile($0, flags, mode_t(mode)) }
+            if descriptor >= 0 || errno != EINTR { return descriptor }
+        }
+    }
+
+    static func close(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+            return Darwin.close(descriptor)
+        #elseif canImport(Glibc)
+            return Glibc.close(descriptor)
+        #else
+            return Musl.close(descriptor)
+        #endif
+    }
+
+    static func pread(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int64) -> Int {
+        while true {
+            #if canImport(Darwin)
+                let result = Darwin.pread(descriptor, buffer, count, off_t(offset))
+            #elseif canImport(Glibc)
+                let result = Glibc.pread(descriptor, buffer, count, off_t(offset))
+            #else
+                let result = Musl.pread(descriptor, buffer, count, off_t(offset))
+            #endif
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+
+    static func pwrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ offset: Int64) -> Int {
+        while true {
+            #if canImport(Darwin)
+                let result = Darwin.pwrite(descriptor, buffer, count, off_t(offset))
+            #elseif canImport(Glibc)
+                let result = Glibc.pwrite(descriptor, buffer, count, off_t(offset))
+            #else
+                let result = Musl.pwrite(descriptor, buffer, count, off_t(offset))
+            #endif
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+
+    /// Makes written data durable: `F_FULLFSYNC` on Darwin (falling back to `fsync` where the
+    /// file system refuses it), `fdatasync` elsewhere.
+    static func synchronizeData(_ descriptor: Int32) -> Int32 {
+        while true {
+            #if canImport(Darwin)
+                var result = fcntl(descriptor, F_FULLFSYNC)
+                if result != 0 && errno != EINTR { result = fsync(descriptor) }
+            #else
+                let result = fdatasync(descriptor)
+            #endif
+            if result == 0 || errno != EINTR { return result }
+        }
+    }
+
+    /// Makes a directory's entries durable (after creating or renaming a file in it).
+    static func synchronizeDirectory(_ descriptor: Int32) -> Int32 {
+        while true {
+            let result = fsync(descriptor)
+            if result == 0 || errno != EINTR { return result }
+        }
+    }
+
+    static func fileSize(_ descriptor: Int32) -> Int64? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return Int64(status.st_size)
+    }
+
+    static func truncate(_ descriptor: Int32, _ byteCount: Int64) -> Int32 {
+        while true {
+            let result = ftruncate(descriptor, off_t(byteCount))
+            if result == 0 || errno != EINTR { return result }
+        }
+    }
+
+    /// `flock`: whole-file advisory lock, owned by the open file description.
+    static func lockFile(_ descriptor: Int32, exclusive: Bool, wait: Bool) -> Int32 {
+        var operation = exclusive ? LOCK_EX : LOCK_SH
+        if !wait { operation |= LOCK_NB }
+        while true {
+            let result = flock(descriptor, operation)
+            if result == 0 || errno != EINTR { return result }
+        }
+    }
+
+    static func unlockFile(_ descriptor: Int32) -> Int32 {
+        flock(descriptor, LOCK_UN)
+    }
+
+    static func mapShared(_ descriptor: Int32, byteCount: Int) -> UnsafeMutableRawPointer? {
+        let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+        guard let address, address != MAP_FAILED else { return nil }
+        return address
+    }
+
+    static func unmap(_ address: UnsafeMutableRawPointer, byteCount: Int) {
+        _ = munmap(address, byteCount)
+    }
+
+    static var processID: Int32 { getpid() }
+
+    /// Whether a process with this id exists (a process we may not signal still exists).
+    static func processExists(_ processID: Int32) -> Bool {
+        if processID <= 0 { return false }
+        if kill(processID, 0) == 0 { return true }
+        return errno == EPERM
+    }
+
+    static func fileExists(_ path: String) -> Bool {
+        var status = stat()
+        return path.withCString { stat($0, &status) } == 0
+    }
+
+    static func removeFile(_ path: String) -> Int32 {
+        path.withCString { unlink($0) }
+    }
+
+    static func rename(_ source: String, _ destination: String) -> Int32 {
+        source.withCString { sourcePointer in
+            destination.withCString { destinationPointer in
+                #if canImport(Darwin)
+                    Darwin.rename(sourcePointer, destinationPointer)
+                #elseif canImport(Glibc)
+                    Glibc.rename(sourcePointer, destinationPointer)
+                #else
+                    Musl.rename(sourcePointer, destinationPointer)
+                #endif
+            }
+        }
+    }
+
+    static func errorDescription(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    static let readOnly = O_RDONLY
+    static let readWrite = O_RDWR
+    static let create = O_CREAT
+    static let exclusiveCreate = O_EXCL
+    static let closeOnExec = O_CLOEXEC
+    static let directory = O_DIRECTORY
+
+    static let noSuchFile = ENOENT
+    static let wouldBlock = EWOULDBLOCK
+    static let noSpace = ENOSPC
+    static let ioFailure = EIO
+}
+
+/// `open` is variadic in C; this wrapper gives it a fixed signature on every platform.
+private enum Foundationless {
+    static func openFile(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(Darwin)
+            return Darwin.open(path, flags, mode)
+        #elseif canImport(Glibc)
+            return Glibc.open(path, flags, mode)
+        #else
+            return Musl.open(path, flags, mode)
+        #endif
+    }
+}

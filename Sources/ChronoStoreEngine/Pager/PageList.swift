@@ -1,0 +1,94 @@
+// Lists of page references kept inline in a record or in a chain of list-chunk pages.
+
+/// List chunk page layout (after the 24-byte page header; header count = entries here):
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 24 | 16 | next chunk (page, birth); none on the last |
+/// | 40 | 16·n | entries: (page, birth) |
+///
+/// Every chunk of a list is born with the record that owns the list.
+enum PageList {
+    static let nextOffset = PageHeader.byteCount
+    static let entriesOffset = nextOffset + PageReference.byteCount
+
+    static func chunkCapacity(pageSize: Int) -> Int {
+        (pageSize - entriesOffset) / PageReference.byteCount
+    }
+
+    /// How many chunk pages a list of `count` entries needs.
+    static func chunkCount(for count: Int, pageSize: Int) -> Int {
+        let capacity = chunkCapacity(pageSize: pageSize)
+        return (count + capacity - 1) / capacity
+    }
+
+    /// Builds the chunk pages of a list on the given (already allocated) pages.
+    static func makeChunks(
+        _ entries: [PageReference], on pages: [PageID], birth: TransactionID, pageSize: Int
+    ) -> (ListDescriptor, [(PageID, PageBuffer, Int)]) {
+        guard !pages.isEmpty else { return (ListDescriptor(count: entries.count, firstChunk: .none), []) }
+        let capacity = chunkCapacity(pageSize: pageSize)
+        var chunks: [(PageID, PageBuffer, Int)] = []
+        for (number, page) in pages.enumerated() {
+            let buffer = PageBuffer(pageSize: pageSize)
+            let next = number + 1 < pages.count ? PageReference(page: pages[number + 1], birth: birth) : .none
+            buffer.bytes.storeReference(next, at: nextOffset)
+            let slice = entries[min(number * capacity, entries.count)..<min((number + 1) * capacity, entries.count)]
+            for (position, entry) in slice.enumerated() {
+                buffer.bytes.storeReference(entry, at: entriesOffset + PageReference.byteCount * position)
+            }
+            chunks.append((page, buffer, slice.count))
+        }
+        return (ListDescriptor(count: entries.count, firstChunk: PageReference(page: pages[0], birth: birth)), chunks)
+    }
+
+    /// Writes inline entries at `offset` in an owner page.
+    static func storeInline(_ entries: [PageReference], into bytes: UnsafeMutableRawBufferPointer, at offset: Int) {
+        for (position, entry) in entries.enumerated() {
+            bytes.storeReference(entry, at: offset + PageReference.byteCount * position)
+        }
+    }
+
+    /// Reads a list: inline entries from `owner` at `inlineOffset`, or the chunk chain.
+    static func read(
+        _ list: ListDescriptor, owner: PageBuffer, inlineOffset: Int, reader: some TreeReading
+    ) throws -> [PageReference] {
+        var entries: [PageReference] = []
+        entries.reserveCapacity(list.count)
+        if list.isInline {
+            for position in 0..<list.count {
+                entries.append(owner.readOnly.loadReference(at: inlineOffset + PageReference.byteCount * position))
+            }
+            return entries
+        }
+        try forEachChunk(list, reader: reader) { chunk in
+            for position in 0..<chunk.entryCount {
+                entries.append(chunk.readOnly.loadReference(at: entriesOffset + PageReference.byteCount * position))
+            }
+        }
+        guard entries.count == list.count else {
+            throw StoreError.malformedPage(page: list.firstChunk.page, reason: "page list holds \(entries.count) entries, expected \(list.count)")
+        }
+        return entries
+    }
+
+    /// Calls `body` with each verified chunk page of an out-of-line list.
+    static func forEachChunk(_ list: ListDescriptor, reader: some TreeReading, _ body: (PageBuffer) throws -> Void) throws {
+        var next = list.firstChunk
+        let capacity = chunkCapacity(pageSize: reader.pageSize)
+        var seen = 0
+        while !next.isNone {
+            let chunk = try reader.rawPage(next, kind: .listChunk)
+            guard chunk.entryCount <= capacity, seen <= list.count else {
+                throw StoreError.malformedPage(page: next.page, reason: "list chunk holds too many entries")
+            }
+            seen += chunk.entryCount
+            try body(chunk)
+            let following = chunk.readOnly.loadReference(at: nextOffset)
+            guard following.isNone || following.birth == list.firstChunk.birth else {
+                throw StoreError.malformedPage(page: next.page, reason: "list chunk chain is inconsistent")
+            }
+            next = following
+        }
+    }
+}

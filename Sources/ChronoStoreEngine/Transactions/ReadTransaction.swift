@@ -1,0 +1,35 @@
+// A read transaction: one pinned root, read for as long as the transaction lives.
+
+/// Reads one root of the store. Any number may run at once, alongside one writer.
+///
+/// A read transaction sees exactly the root it started on for its whole life, and pins it:
+/// no commit can free the pages it reads until ``close()``. Not thread-safe: use it from one
+/// task at a time.
+package final class ReadTransaction: CollectionReadingBase {
+    package let snapshot: StoreSnapshot
+    let treeReader: SnapshotReader
+    let catalogTree: BTree
+    private let store: Store
+    private var isClosed = false
+
+    init(store: Store, snapshot: StoreSnapshot) {
+        self.store = store
+        self.snapshot = snapshot
+        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
+    }
+
+    deinit { close() }
+
+    /// The root this transaction reads.
+    package var root: RootRecord { snapshot.head }
+
+    func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry? { try catalogEntry(name) }
+
+    /// Ends the transaction and unpins its root. Safe to call more than once.
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        store.unpin(snapshot.head.transaction)
+    }
+}

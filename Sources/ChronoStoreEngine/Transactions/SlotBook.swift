@@ -1,0 +1,88 @@
+// Which header slot to write next, and what is known durable.
+
+/// Bookkeeping for the two header slots.
+///
+/// Rule: a commit writes the slot that does not hold the newest synced state, so a crash before
+/// the sync leaves that state intact. In durable mode the slots alternate; in deferred mode
+/// every commit rewrites the same unsynced slot until a sync makes it the durable one.
+struct SlotBook {
+    /// The slot holding the newest synced state.
+    var durableSlot: Int
+    /// The highest sequence number in either slot.
+    var highestSequence: UInt64
+    /// Whether the durable slot is marked verified.
+    var durableSlotVerified: Bool
+    /// The slot written last (it holds the published state).
+    var lastWrittenSlot: Int
+    var syncedTransaction: TransactionID
+    /// The head root of the synced state (kept readable until the next sync).
+    var syncedHead: TransactionID
+    var unsyncedCommitCount = 0
+    /// The newest state came from another process that did not sync it.
+    var newestMayBeUnsynced = false
+
+    init(chosenSlot: Int, slot: HeaderSlot, highestSequence: UInt64, snapshot: StoreSnapshot) {
+        durableSlot = chosenSlot
+        lastWrittenSlot = chosenSlot
+        self.highestSequence = highestSequence
+        durableSlotVerified = slot.isVerified
+        syncedTransaction = snapshot.transaction
+        syncedHead = snapshot.head.transaction
+    }
+
+    /// The slot and contents for a new state.
+    func nextSlot(for state: PageReference, durable: Bool) -> (Int, HeaderSlot) {
+        (1 - durableSlot, HeaderSlot(sequence: highestSequence + 1, state: state, isVerified: false, isDurable: durable))
+    }
+
+    mutating func recordWrite(_ index: Int, slot: HeaderSlot, snapshot: StoreSnapshot, synced: Bool) {
+        highestSequence = max(highestSequence, slot.sequence)
+        lastWrittenSlot = index
+        newestMayBeUnsynced = false
+        if synced {
+            durableSlot = index
+            durableSlotVerified = slot.isVerified
+            syncedTransaction = snapshot.transaction
+            syncedHead = snapshot.head.transaction
+            unsyncedCommitCount = 0
+        } else {
+            unsyncedCommitCount += 1
+        }
+    }
+
+    /// After a sync: the last written slot now holds a durable state.
+    mutating func markSynced(_ snapshot: StoreSnapshot) {
+        if syncedTransaction < snapshot.transaction {
+            durableSlot = lastWrittenSlot
+            durableSlotVerified = false
+        }
+        syncedTransaction = snapshot.transaction
+        syncedHead = snapshot.head.transaction
+        unsyncedCommitCount = 0
+        newestMayBeUnsynced = false
+    }
+
+    /// The slot write that marks the published, synced state verified, if it is not yet.
+    func verificationMark(for snapshot: StoreSnapshot) -> (Int, HeaderSlot)? {
+        guard syncedTransaction == snapshot.transaction, !durableSlotVerified else { return nil }
+        return (1 - durableSlot,
+                HeaderSlot(sequence: highestSequence + 1, state: snapshot.stateReference, isVerified: true, isDurable: true))
+    }
+
+    /// Takes over what another process wrote.
+    mutating func adopt(_ header: [(index: Int, slot: HeaderSlot)], snapshot: StoreSnapshot) {
+        guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
+        highestSequence = max(highestSequence, newest.slot.sequence)
+        lastWrittenSlot = newest.index
+        unsyncedCommitCount = 0
+        if newest.slot.isDurable {
+            durableSlot = newest.index
+            durableSlotVerified = newest.slot.isVerified
+            syncedTransaction = snapshot.transaction
+            syncedHead = snapshot.head.transaction
+            newestMayBeUnsynced = false
+        } else {
+            newestMayBeUnsynced = true
+        }
+    }
+}

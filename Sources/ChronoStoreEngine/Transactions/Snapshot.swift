@@ -1,0 +1,71 @@
+// One published version of the store: a state record and the head root it names.
+
+/// What a transaction starts from: the state a header slot named, and its head root.
+package struct StoreSnapshot: Sendable {
+    package var stateReference: PageReference
+    package var state: StateRecord
+    package var head: RootRecord
+
+    package var transaction: TransactionID { state.transaction }
+}
+
+/// A collection's entry in the catalog tree: its tree root and entry count.
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 16 | tree root (page, birth); none when empty |
+/// | 16 | 8 | entry count |
+struct CollectionEntry: Equatable {
+    var root: PageReference
+    var count: UInt64
+    static let byteCount = PageReference.byteCount + 8
+
+    func encoded() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Self.byteCount)
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeReference(root, at: 0)
+            raw.storeLittleEndian(count, at: 16)
+        }
+        return bytes
+    }
+
+    static func decode(_ value: LeafValue, page: PageID) throws -> CollectionEntry {
+        guard case .inline(let bytes) = value, bytes.count == byteCount else {
+            throw StoreError.malformedPage(page: page, reason: "catalog entry has the wrong size")
+        }
+        return bytes.withUnsafeBytes { raw in
+            CollectionEntry(root: raw.loadReference(at: 0), count: raw.loadLittleEndian(at: 16))
+        }
+    }
+
+    static func validateName(_ name: String) throws -> [UInt8] {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 255 else { throw StoreError.invalidCollectionName(name) }
+        return bytes
+    }
+}
+
+/// Reads pages of one snapshot through the shared cache.
+final class SnapshotReader: TreeReading {
+    let pageFile: PageFile
+    let pageCount: UInt64
+    var pageSize: Int { pageFile.pageSize }
+
+    init(pageFile: PageFile, pageCount: UInt64) {
+        self.pageFile = pageFile
+        self.pageCount = pageCount
+    }
+
+    func node(_ reference: PageReference) throws -> NodeRead {
+        let page = try pageFile.read(reference, kind: nil, pageCount: pageCount)
+        switch page.kindByte {
+        case PageKind.leaf.rawValue: return .leafPage(LeafView(page: page))
+        case PageKind.branch.rawValue: return .branchPage(BranchView(page: page))
+        default: throw StoreError.pageKindMismatch(page: reference.page, expected: .leaf, found: page.kindByte)
+        }
+    }
+
+    func rawPage(_ reference: PageReference, kind: PageKind) throws -> PageBuffer {
+        try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: kind != .overflowData)
+    }
+}

@@ -1,0 +1,144 @@
+// Creating a new store file and opening an existing one.
+
+extension Store {
+    /// Creates a new store at `path` and opens it.
+    ///
+    /// The new store holds one empty root (root 1), so the first real commit can be undone.
+    /// - Throws: ``StoreError/storeAlreadyExists(path:)`` if anything exists at `path`,
+    ///   ``StoreError/invalidPageSize(_:)``, or an I/O error (then no file is left behind).
+    package static func create(at path: String, options: StoreOptions = StoreOptions()) throws -> Store {
+        let pageSize = options.pageSize ?? PageSize.standard
+        try PageSize.validate(pageSize)
+        if Platform.fileExists(path) { throw StoreError.storeAlreadyExists(path: path) }
+        do {
+            let file = try PosixFile(path: path, create: true)
+            do {
+                try writeInitialImage(to: file, pageSize: pageSize)
+                try PosixFile.synchronizeDirectory(containing: path)
+            } catch {
+                _ = Platform.removeFile(path)
+                throw error
+            }
+        } catch let error as IOError {
+            throw StoreError.io(error)
+        }
+        return try open(at: path, options: options)
+    }
+
+    /// Opens the store at `path`, recovering from a crash if needed.
+    ///
+    /// Cost: O(1) after a clean close; otherwise O(pages of the newest transaction).
+    /// - Throws: ``StoreError/storeNotFound(path:)``, ``StoreError/notAStore(path:)``,
+    ///   ``StoreError/truncatedStore(path:byteCount:expectedAtLeast:)``,
+    ///   ``StoreError/unsupportedFormatVersion(found:supported:)``,
+    ///   ``StoreError/pageSizeMismatch(stored:requested:)``, ``StoreError/noValidHeaderSlot(path:)``.
+    ///   Nothing is written when opening fails.
+    package static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> Store {
+        guard Platform.fileExists(path) else { throw StoreError.storeNotFound(path: path) }
+        let file: PosixFile
+        do { file = try PosixFile(path: path, create: false) } catch let error as IOError { throw StoreError.io(error) }
+        let preamble = try readPreamble(file, path: path, options: options)
+        let coordination: CoordinationFile
+        do { coordination = try CoordinationFile(path: path + ".lock") } catch let error as IOError {
+            throw StoreError.io(error)
+        }
+        do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
+        defer { coordination.unlockWriter() }
+        return try finishOpening(file: file, path: path, preamble: preamble, options: options, coordination: coordination)
+    }
+
+    /// Creates a store inside `file` (an empty in-memory or fault-injecting file) and opens it.
+    package static func create(in file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
+        let pageSize = options.pageSize ?? PageSize.standard
+        try PageSize.validate(pageSize)
+        do { try writeInitialImage(to: file, pageSize: pageSize) } catch let error as IOError { throw StoreError.io(error) }
+        return try open(file: file, options: options)
+    }
+
+    /// Opens a store kept in `file`, without a lock file (one process only).
+    package static func open(file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
+        let preamble = try readPreamble(file, path: file.name, options: options)
+        return try finishOpening(file: file, path: file.name, preamble: preamble, options: options, coordination: nil)
+    }
+
+    private static func readPreamble(_ file: any StoreFile, path: String, options: StoreOptions) throws -> FilePreamble {
+        var bytes = [UInt8](repeating: 0, count: FilePreamble.byteCount)
+        let complete: Bool
+        do {
+            complete = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
+        } catch let error as IOError {
+            throw StoreError.io(error)
+        }
+        let size = (try? file.byteCount()) ?? 0
+        guard complete else {
+            if size >= 8, Array(bytes[0..<8]) == FilePreamble.magic {
+                throw StoreError.truncatedStore(path: path, byteCount: size, expectedAtLeast: UInt64(PageSize.minimum))
+            }
+            throw StoreError.notAStore(path: path)
+        }
+        let preamble = try bytes.withUnsafeBytes { try FilePreamble.decode($0, path: path) }
+        if let requested = options.pageSize, requested != preamble.pageSize {
+            throw StoreError.pageSizeMismatch(stored: preamble.pageSize, requested: requested)
+        }
+        if size < UInt64(preamble.pageSize) * 2 {
+            throw StoreError.truncatedStore(path: path, byteCount: size, expectedAtLeast: UInt64(preamble.pageSize) * 2)
+        }
+        return preamble
+    }
+
+    private static func finishOpening(
+        file: any StoreFile, path: String, preamble: FilePreamble, options: StoreOptions, coordination: CoordinationFile?
+    ) throws -> Store {
+        let cache = PageCache(pageCapacity: 64)
+        let pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: cache)
+        let outcome = try Recovery.recover(pageFile, path: path)
+        if outcome.checkedPages {
+            // The chosen state may have reached only the OS cache; make it durable before
+            // anything builds on it.
+            do { try file.synchronize() } catch let error as IOError { throw StoreError.io(error) }
+        }
+        return Store(path: path, file: file, preamble: preamble, options: options, coordination: coordination, recovered: outcome)
+    }
+
+    /// Page 0 (preamble and slot 0), then root 1 (empty), state 1, and the history index leaf.
+    static func writeInitialImage(to file: any StoreFile, pageSize: Int) throws {
+        let first = TransactionID(1)
+        let rootReference = PageReference(page: PageID(1), birth: first)
+        let stateReference = PageReference(page: PageID(2), birth: first)
+        let historyReference = PageReference(page: PageID(3), birth: first)
+
+        var generator = SystemRandomNumberGenerator()
+        let identifier = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let now = Clock.nowMilliseconds()
+        let header = PageBuffer(pageSize: pageSize)
+        FilePreamble(
+            formatVersion: FilePreamble.currentFormatVersion, pageSize: pageSize, creationMilliseconds: now,
+            identifier: identifier
+        ).encode(into: header.bytes)
+        HeaderSlot(sequence: 1, state: stateReference, isVerified: true, isDurable: true)
+            .encode(into: UnsafeMutableRawBufferPointer(rebasing: header.bytes[HeaderSlot.offsets[0]...]))
+
+        let root = PageBuffer(pageSize: pageSize)
+        RootRecord(transaction: first, parent: .none, timeMilliseconds: now, catalog: .none, label: nil)
+            .encode(into: root.bytes)
+        root.seal(kind: .root, page: rootReference.page, birth: first)
+
+        let state = PageBuffer(pageSize: pageSize)
+        StateRecord(
+            transaction: first, previous: .none, syncedTransaction: first, head: rootReference,
+            historyIndex: historyReference, freeTree: .none, pageCount: 4, tail: first, retainedRootCount: 1,
+            freePageCount: 0
+        ).encode(into: state.bytes)
+        state.seal(kind: .state, page: stateReference.page, birth: first)
+
+        let history = PageBuffer(pageSize: pageSize)
+        let leaf = LeafNode(keys: [HistoryIndex.key(first)], values: [HistoryIndex.value(rootReference)])
+        NodeLayout.encode(leaf, into: history)
+        history.seal(kind: .leaf, page: historyReference.page, birth: first, count: 1)
+
+        for (index, page) in [header, root, state, history].enumerated() {
+            try file.write(UnsafeRawBufferPointer(page.bytes), at: UInt64(index * pageSize))
+        }
+        try file.synchronize()
+    }
+}

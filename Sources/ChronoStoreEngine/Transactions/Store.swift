@@ -1,0 +1,292 @@
+// An open store: the published state, readers' pins, the writer, and publishing commits.
+
+/// An open ChronoStore data file.
+///
+/// `@unchecked Sendable`: mutable fields are guarded by `lock`; one writer at a time is admitted
+/// by `writerGate` (threads of this process) and the lock file (other processes).
+package final class Store: @unchecked Sendable {
+    package let path: String
+    package let pageFile: PageFile
+    package let options: StoreOptions
+    package let preamble: FilePreamble
+    let coordination: CoordinationFile?
+    let writerGate = WriterGate()
+
+    private let lock = Lock()
+    // Guarded by `lock`:
+    private var published: StoreSnapshot
+    private var pins: [TransactionID: Int] = [:]
+    private var failure: IOError?
+    private var isClosed = false
+    private var slots: SlotBook
+    private var seenChangeCounter: UInt64 = 0
+
+    init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
+         coordination: CoordinationFile?, recovered: Recovery.Outcome) {
+        self.path = path
+        self.preamble = preamble
+        self.options = options
+        self.coordination = coordination
+        let pageCapacity = max(16, options.cacheByteCount / preamble.pageSize)
+        self.pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: PageCache(pageCapacity: pageCapacity))
+        self.published = recovered.snapshot
+        self.slots = recovered.slots
+        self.seenChangeCounter = coordination?.changeCounter ?? 0
+    }
+
+    package var pageSize: Int { preamble.pageSize }
+
+    /// The newest published state (refreshed from disk when another process committed).
+    package var snapshot: StoreSnapshot {
+        get throws {
+            try refreshIfChanged()
+            return lock.withLock { published }
+        }
+    }
+
+    /// The longest key this store accepts.
+    package var maximumKeyByteCount: Int { NodeLayout.maximumKeyByteCount(pageSize: pageSize) }
+
+    // MARK: - Readers
+
+    /// Starts a read transaction on the current head; close it (or let it go) to unpin.
+    package func beginRead() throws -> ReadTransaction {
+        while true {
+            try checkOpen()
+            let counterBefore = coordination?.changeCounter
+            try refreshIfChanged()
+            let snapshot = lock.withLock { () -> StoreSnapshot in
+                pins[published.head.transaction, default: 0] += 1
+                advertiseLocked()
+                return published
+            }
+            // Another process may have committed between the refresh and the advertisement;
+            // then start again so the pin is on the newest head.
+            if let coordination, coordination.changeCounter != counterBefore {
+                unpin(snapshot.head.transaction)
+                continue
+            }
+            return ReadTransaction(store: self, snapshot: snapshot)
+        }
+    }
+
+    /// Runs `body` in a read transaction.
+    package func read<Result>(_ body: (ReadTransaction) throws -> Result) throws -> Result {
+        let transaction = try beginRead()
+        defer { transaction.close() }
+        return try body(transaction)
+    }
+
+    func unpin(_ root: TransactionID) {
+        lock.withLock {
+            if let count = pins[root] {
+                if count <= 1 { pins.removeValue(forKey: root) } else { pins[root] = count - 1 }
+            }
+            advertiseLocked()
+        }
+    }
+
+    private func advertiseLocked() {
+        coordination?.advertiseOldestRead(pins.keys.min()?.rawValue ?? 0)
+    }
+
+    // MARK: - The writer
+
+    /// Starts the write transaction, waiting for any other writer (thread or process) to finish.
+    /// - Throws: ``StoreError/writesDisabledAfterSyncFailure(underlying:)`` after a failed sync.
+    package func beginWrite() throws -> WriteTransaction {
+        try checkOpen()
+        writerGate.acquire()
+        do {
+            try coordination?.lockWriter()
+        } catch {
+            writerGate.release()
+            throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
+        }
+        do {
+            try checkOpen()
+            try refreshForWriter()
+            let (snapshot, horizon, pinned) = try lock.withLock { () throws -> (StoreSnapshot, TransactionID, PinnedRoots) in
+                if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
+                return (published, horizonLocked(), pinnedRootsLocked())
+            }
+            return WriteTransaction(store: self, base: snapshot, horizon: horizon, pinnedRoots: pinned)
+        } catch {
+            releaseWriter()
+            throw error
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it; a thrown error aborts it.
+    /// - Returns: what `body` returned and the new root's id (nil when nothing changed).
+    @discardableResult
+    package func write<Result>(label: String? = nil, _ body: (WriteTransaction) throws -> Result) throws -> (Result, TransactionID?) {
+        let transaction = try beginWrite()
+        transaction.label = label
+        let result: Result
+        do {
+            result = try body(transaction)
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        return (result, try transaction.commit())
+    }
+
+    /// Pages released at or before this transaction may be reused: it is durable, and no reader
+    /// in any process reads an older root.
+    private func horizonLocked() -> TransactionID {
+        var horizon = slots.syncedTransaction
+        if let oldest = pins.keys.min() { horizon = min(horizon, oldest) }
+        if let other = coordination?.oldestReadByOtherProcesses() { horizon = min(horizon, TransactionID(other)) }
+        return horizon
+    }
+
+    private func pinnedRootsLocked() -> PinnedRoots {
+        var oldest = pins.keys.min()
+        if let other = coordination?.oldestReadByOtherProcesses() {
+            oldest = min(oldest ?? TransactionID(other), TransactionID(other))
+        }
+        // Until a sync, a crash falls back to the synced state, so its head must stay readable.
+        if slots.syncedTransaction < published.transaction {
+            oldest = min(oldest ?? slots.syncedHead, slots.syncedHead)
+        }
+        return PinnedRoots(oldest: oldest)
+    }
+
+    /// The synced transaction recorded in a new state record.
+    var syncedTransactionForCommit: TransactionID { lock.withLock { slots.syncedTransaction } }
+
+    /// Writes a built commit, makes it durable per the durability mode, and publishes it.
+    func publishCommit(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot) throws {
+        defer { releaseWriter() }
+        try pageFile.write(pages)
+        try pageFile.extend(toPageCount: snapshot.state.pageCount)
+        let durable = options.durability == .durable
+        let (slotIndex, slot) = lock.withLock { slots.nextSlot(for: snapshot.stateReference, durable: durable) }
+        try writeSlot(slot, at: slotIndex)
+        var synced = durable
+        do {
+            if durable || slots.unsyncedCommitCount + 1 >= options.checkpointInterval {
+                try pageFile.file.synchronize()
+                synced = true
+            }
+        } catch let error as IOError {
+            lock.withLock { failure = error }
+            throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
+        }
+        for page in pages where page.kindByte == PageKind.leaf.rawValue || page.kindByte == PageKind.branch.rawValue {
+            pageFile.cache.insert(page)
+        }
+        lock.withLock {
+            published = snapshot
+            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: synced)
+        }
+        coordination?.bumpChangeCounter()
+        lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
+    }
+
+    /// Releases the writer after an abort or a failed commit.
+    func finishWrite(_ transaction: WriteTransaction, committed: TransactionID?) {
+        releaseWriter()
+    }
+
+    private func releaseWriter() {
+        coordination?.unlockWriter()
+        writerGate.release()
+    }
+
+    func writeSlot(_ slot: HeaderSlot, at index: Int) throws {
+        var bytes = [UInt8](repeating: 0, count: 512)
+        bytes.withUnsafeMutableBytes { slot.encode(into: $0) }
+        do {
+            try bytes.withUnsafeBytes { try pageFile.file.write($0, at: UInt64(HeaderSlot.offsets[index])) }
+        } catch let error as IOError {
+            throw StoreError.io(error)
+        }
+    }
+
+    // MARK: - Durability and lifetime
+
+    /// Makes every commit so far durable (one sync). A no-op when nothing is pending.
+    package func synchronize() throws {
+        writerGate.acquire()
+        defer { writerGate.release() }
+        let pending = lock.withLock { slots.syncedTransaction < published.transaction }
+        guard pending else { return }
+        do {
+            try pageFile.file.synchronize()
+        } catch let error as IOError {
+            lock.withLock { failure = error }
+            throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
+        }
+        lock.withLock { slots.markSynced(published) }
+    }
+
+    /// Syncs pending commits, marks the header verified so the next open skips recovery, and
+    /// closes the store. Later calls on the store throw ``StoreError/storeClosed``.
+    package func close() throws {
+        guard !(lock.withLock { isClosed }) else { return }
+        defer { lock.withLock { isClosed = true } }
+        guard (lock.withLock { failure }) == nil else { return }
+        try synchronize()
+        writerGate.acquire()
+        defer { writerGate.release() }
+        try coordination?.lockWriter()
+        defer { coordination?.unlockWriter() }
+        try refreshLockedForClose()
+    }
+
+    private func refreshLockedForClose() throws {
+        // Mark the newest state verified in the other slot, if it is ours, synced and not yet marked.
+        let mark = lock.withLock { slots.verificationMark(for: published) }
+        guard let (index, slot) = mark else { return }
+        try writeSlot(slot, at: index)
+        do { try pageFile.file.synchronize() } catch let error as IOError { throw StoreError.io(error) }
+        lock.withLock { slots.recordWrite(index, slot: slot, snapshot: published, synced: true) }
+    }
+
+    private func checkOpen() throws {
+        if lock.withLock({ isClosed }) { throw StoreError.storeClosed }
+    }
+
+    // MARK: - Other processes' commits
+
+    /// Re-reads the header when the lock file says another process committed.
+    func refreshIfChanged() throws {
+        guard let coordination else { return }
+        let counter = coordination.changeCounter
+        guard counter != lock.withLock({ seenChangeCounter }) else { return }
+        try refreshFromHeader()
+        lock.withLock { seenChangeCounter = counter }
+    }
+
+    /// With the writer lock held: adopt the newest committed state, and sync once if it came from
+    /// a process that left it unsynced, so the slot rule (write the slot not holding it) is safe.
+    private func refreshForWriter() throws {
+        guard coordination != nil else { return }
+        try refreshIfChanged()
+        if lock.withLock({ slots.newestMayBeUnsynced }) {
+            do { try pageFile.file.synchronize() } catch let error as IOError {
+                lock.withLock { failure = error }
+                throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
+            }
+            lock.withLock { slots.markSynced(published) }
+        }
+    }
+
+    private func refreshFromHeader() throws {
+        let header = try Recovery.readHeaderSlots(pageFile)
+        guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
+        let current = lock.withLock { published }
+        guard newest.slot.state.birth > current.transaction else { return }
+        let reader = SnapshotReader(pageFile: pageFile, pageCount: UInt64.max)
+        let snapshot = try Recovery.loadSnapshot(newest.slot.state, reader: reader)
+        lock.withLock {
+            if newest.slot.state.birth > published.transaction {
+                published = snapshot
+                slots.adopt(header, snapshot: snapshot)
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+// How a store is opened: page size, durability, cache size and checkpointing.
+
+/// When a commit is made durable.
+package enum Durability: Sendable, Equatable {
+    /// Each commit returns only after one `fdatasync` (`F_FULLFSYNC` on Darwin) made it durable.
+    case durable
+    /// Commits return without syncing. The store stays consistent after a crash but may lose the
+    /// newest commits on power loss; a sync happens every `checkpointInterval` commits, on
+    /// ``Store/synchronize()`` and on close.
+    case deferred
+}
+
+/// Options for creating or opening a store.
+package struct StoreOptions: Sendable, Equatable {
+    /// Page size for a new store (a power of two from 4 KiB to 64 KiB). When opening, nil accepts
+    /// whatever the store uses; a value that differs is an error.
+    package var pageSize: Int?
+    package var durability: Durability
+    /// Memory for cached pages, in bytes.
+    package var cacheByteCount: Int
+    /// In ``Durability/deferred`` mode, how many commits may pass between syncs.
+    package var checkpointInterval: Int
+    /// How many old roots one commit prunes at most; the rest wait for later commits.
+    package var pruneBatchLimit: Int
+
+    package init(
+        pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,
+        checkpointInterval: Int = 256, pruneBatchLimit: Int = 64
+    ) {
+        self.pageSize = pageSize
+        self.durability = durability
+        self.cacheByteCount = cacheByteCount
+        self.checkpointInterval = checkpointInterval
+        self.pruneBatchLimit = pruneBatchLimit
+    }
+}

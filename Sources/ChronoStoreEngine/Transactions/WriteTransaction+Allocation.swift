@@ -1,0 +1,143 @@
+// Page allocation: reuse released pages once safe, else extend the file; settle the free tree.
+
+/// Roots that must stay readable while a commit prunes: the oldest one pinned by a reader in
+/// any process, or by the durable fallback state.
+package struct PinnedRoots: Sendable {
+    package var oldest: TransactionID?
+}
+
+/// What the allocator of one write transaction tracks.
+struct AllocatorState {
+    /// The free tree as of the base state; allocation consumes its entries in key order.
+    let baseFreeTree: BTree
+    /// Entries released at or before this transaction are reusable.
+    let horizon: TransactionID
+    /// The allocation mark: the first page beyond every allocated page.
+    var nextPage: UInt64
+    let pinnedRoots: PinnedRoots
+
+    /// Reusable pages taken from consumed free-tree entries, highest first (pop gives the lowest).
+    var pool: [PageID] = []
+    /// Pages this transaction allocated and then released: free again at once.
+    var recycled: [PageID] = []
+    /// Keys of free-tree entries consumed so far.
+    var consumed: [[UInt8]] = []
+    var consumedPageCount: UInt64 = 0
+    var exhausted = false
+    /// Pages this transaction stops using and no retained root reaches: they go into the free
+    /// tree under this transaction's id.
+    var released: [PageID] = []
+    /// The free tree being rewritten at commit.
+    var freeTree: BTree
+    var leftoverChunkCount = 0
+
+    init(baseFreeTree: BTree, horizon: TransactionID, nextPage: UInt64, pinnedRoots: PinnedRoots) {
+        self.baseFreeTree = baseFreeTree
+        self.freeTree = baseFreeTree
+        self.horizon = horizon
+        self.nextPage = nextPage
+        self.pinnedRoots = pinnedRoots
+    }
+}
+
+extension WriteTransaction {
+    func allocatePage(owner: PageOwner) throws -> PageID {
+        let page = try takeFreePage()
+        if owner == .history { introducedPages.insert(page) }
+        return page
+    }
+
+    /// A page for this transaction to write: recycled, else reused, else at the end of the file.
+    func takeFreePage() throws -> PageID {
+        if let page = allocator.recycled.popLast() { return page }
+        if allocator.pool.isEmpty && !allocator.exhausted { try refillPool() }
+        if let page = allocator.pool.popLast() { return page }
+        defer { allocator.nextPage += 1 }
+        return PageID(allocator.nextPage)
+    }
+
+    func releasePage(_ reference: PageReference, owner: PageOwner) {
+        if reference.birth == transaction {
+            dirty.removeValue(forKey: reference.page)
+            introducedPages.remove(reference.page)
+            allocator.recycled.append(reference.page)
+            return
+        }
+        switch owner {
+        case .history: invalidated.append(reference)
+        case .system: allocator.released.append(reference.page)
+        }
+    }
+
+    /// Loads the next reusable free-tree entry into the pool.
+    private func refillPool() throws {
+        var found: ([UInt8], LeafValue)?
+        let lower = allocator.consumed.last.map { KeyBound($0, inclusive: false) }
+        try allocator.baseFreeTree.scan(KeyRange(lower: lower), reverse: false, reader: treeReader) { key, value in
+            found = (Array(key), value)
+            return false
+        }
+        guard let (key, value) = found, FreeTree.release(of: key) <= allocator.horizon else {
+            allocator.exhausted = true
+            return
+        }
+        let pages = try FreeTree.decode(value, page: allocator.baseFreeTree.root.page)
+        for page in pages where page.rawValue == 0 || page.rawValue >= allocator.nextPage {
+            throw StoreError.malformedPage(page: allocator.baseFreeTree.root.page, reason: "free tree lists \(page), outside the file")
+        }
+        allocator.consumed.append(key)
+        allocator.consumedPageCount += UInt64(pages.count)
+        allocator.pool = pages.sorted(by: >)
+    }
+
+    /// Rewrites the free tree so it records every consumed entry as gone, every unused pool page
+    /// as free, and every page released here under this transaction. Editing the free tree itself
+    /// allocates and releases pages, so the edits repeat until a pass changes nothing.
+    func settleFreeTree() throws {
+        let perEntry = FreeTree.pagesPerEntry(pageSize: pageSize)
+        var deletedConsumed = 0
+        for _ in 0..<64 {
+            let before = allocatorSignature()
+            var tree = allocator.freeTree
+            for key in allocator.consumed[deletedConsumed...] { _ = try tree.remove(key, editor: self) }
+            deletedConsumed = allocator.consumed.count
+            // Unused reusable pages go back under release 0 (always reusable), in fresh keys.
+            let leftover = (allocator.pool + allocator.recycled).sorted()
+            let leftoverChunks = stride(from: 0, to: leftover.count, by: perEntry).map {
+                leftover[$0..<min($0 + perEntry, leftover.count)]
+            }
+            for (number, chunk) in leftoverChunks.enumerated() {
+                _ = try tree.put(leftoverKey(number), .inline(FreeTree.encode(chunk)), editor: self)
+            }
+            for number in leftoverChunks.count..<max(allocator.leftoverChunkCount, leftoverChunks.count) {
+                _ = try tree.remove(leftoverKey(number), editor: self)
+            }
+            allocator.leftoverChunkCount = leftoverChunks.count
+            let released = allocator.released.sorted()
+            for (number, start) in stride(from: 0, to: released.count, by: perEntry).enumerated() {
+                let chunk = released[start..<min(start + perEntry, released.count)]
+                _ = try tree.put(
+                    FreeTree.key(release: transaction, sequence: UInt64(number)), .inline(FreeTree.encode(chunk)),
+                    editor: self)
+            }
+            allocator.freeTree = tree
+            if allocatorSignature() == before { return }
+        }
+        throw StoreError.commitDidNotConverge
+    }
+
+    private func leftoverKey(_ number: Int) -> [UInt8] {
+        FreeTree.key(release: .none, sequence: transaction.rawValue << 20 | UInt64(number))
+    }
+
+    private func allocatorSignature() -> [UInt64] {
+        [UInt64(allocator.pool.count), UInt64(allocator.recycled.count), UInt64(allocator.released.count),
+         UInt64(allocator.consumed.count), allocator.nextPage]
+    }
+
+    /// Pages recorded in the free tree once this transaction commits.
+    var freePageCountAfterCommit: UInt64 {
+        base.state.freePageCount - allocator.consumedPageCount
+            + UInt64(allocator.pool.count + allocator.recycled.count + allocator.released.count)
+    }
+}

@@ -1,0 +1,178 @@
+// A write transaction: copy-on-write edits to the collections, committed as one new root.
+
+/// The single writer of a store. Edits are private until ``commit()`` publishes them as a new
+/// root; ``abort()`` (or throwing from the transaction's closure) discards them, and the pages
+/// they used are reused. Not thread-safe: use it from one task at a time.
+package final class WriteTransaction: CollectionReadingBase, TreeEditing {
+    struct CollectionState {
+        var tree: BTree
+        var count: UInt64
+        var exists: Bool
+    }
+
+    let store: Store
+    let base: StoreSnapshot
+    package let transaction: TransactionID
+    let pageSize: Int
+    let treeReader: SnapshotReader
+    /// The catalog as of the base root; collection edits are folded into it at commit.
+    var catalogTree: BTree
+    var collections: [[UInt8]: CollectionState] = [:]
+    /// An optional "action name" recorded in the new root.
+    package var label: String?
+
+    // Pages written by this transaction, by page number.
+    var dirty: [PageID: DirtyPage] = [:]
+    /// Tree and overflow pages of the user-visible trees written here: the introduced list.
+    var introducedPages: Set<PageID> = []
+    /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
+    var invalidated: [PageReference] = []
+
+    /// The allocator's state; see `WriteTransaction+Allocation.swift`.
+    var allocator: AllocatorState
+    private(set) var isFinished = false
+
+    init(store: Store, base: StoreSnapshot, horizon: TransactionID, pinnedRoots: PinnedRoots) {
+        self.store = store
+        self.base = base
+        self.transaction = base.state.transaction.next
+        self.pageSize = store.pageFile.pageSize
+        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount)
+        self.catalogTree = BTree(root: base.head.catalog, owner: .history)
+        self.allocator = AllocatorState(
+            baseFreeTree: BTree(root: base.state.freeTree, owner: .system), horizon: horizon,
+            nextPage: base.state.pageCount, pinnedRoots: pinnedRoots)
+    }
+
+    // MARK: - Reading, with this transaction's edits visible
+
+    var pageCount: UInt64 { allocator.nextPage }
+
+    func node(_ reference: PageReference) throws -> NodeRead {
+        if reference.birth == transaction, let page = dirty[reference.page] {
+            switch page {
+            case .leaf(let node): return .leaf(node)
+            case .branch(let node): return .branch(node)
+            case .raw: throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
+            }
+        }
+        return try treeReader.node(reference)
+    }
+
+    func rawPage(_ reference: PageReference, kind: PageKind) throws -> PageBuffer {
+        if reference.birth == transaction, case .raw(let buffer, let dirtyKind, _)? = dirty[reference.page] {
+            guard dirtyKind == kind else {
+                throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: dirtyKind.rawValue)
+            }
+            return buffer
+        }
+        return try treeReader.rawPage(reference, kind: kind)
+    }
+
+    func dirtyPage(_ page: PageID) -> DirtyPage? { dirty[page] }
+
+    func setDirty(_ page: PageID, _ content: DirtyPage) {
+        if case .raw(let buffer, let kind, let count) = content {
+            // Readers of this transaction look at the header's kind and count before sealing.
+            buffer.bytes.storeLittleEndian(kind.rawValue, at: PageHeader.kindOffset)
+            buffer.bytes.storeLittleEndian(UInt16(count), at: PageHeader.countOffset)
+        }
+        dirty[page] = content
+    }
+
+    func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry? {
+        if let state = collections[name] {
+            return state.exists ? CollectionEntry(root: state.tree.root, count: state.count) : nil
+        }
+        return try catalogEntry(name)
+    }
+
+    package func collectionNames() throws -> [String] {
+        var names = Set<[UInt8]>()
+        try catalogTree.scan(.all, reverse: false, reader: self) { key, _ in
+            names.insert(Array(key))
+            return true
+        }
+        for (name, state) in collections {
+            if state.exists { names.insert(name) } else { names.remove(name) }
+        }
+        return names.sorted { KeyOrder.compare($0, $1) < 0 }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    // MARK: - Editing
+
+    func checkActive() throws {
+        if isFinished { throw StoreError.transactionFinished }
+    }
+
+    private func loadCollection(_ name: [UInt8]) throws -> CollectionState? {
+        if let state = collections[name] { return state.exists ? state : nil }
+        guard let entry = try catalogEntry(name) else { return nil }
+        return CollectionState(tree: BTree(root: entry.root, owner: .history), count: entry.count, exists: true)
+    }
+
+    /// Stores `value` under `key` in `collection`, creating the collection if needed.
+    /// - Throws: ``StoreError/keyTooLarge(byteCount:limit:)``, ``StoreError/emptyKey``,
+    ///   ``StoreError/invalidCollectionName(_:)``, or an error reading a damaged page.
+    package func put(_ key: [UInt8], _ value: [UInt8], in collection: String) throws {
+        try checkActive()
+        let name = try CollectionEntry.validateName(collection)
+        try BTree.validateKey(key, pageSize: pageSize)
+        var state = try loadCollection(name)
+            ?? CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: true)
+        let stored: LeafValue =
+            NodeLayout.storesInline(keyCount: key.count, valueCount: value.count, pageSize: pageSize)
+            ? .inline(value) : .overflow(try Overflow.write(value, owner: .history, editor: self))
+        if let previous = try state.tree.put(key, stored, editor: self) {
+            try releaseValue(previous)
+        } else {
+            state.count += 1
+        }
+        collections[name] = state
+    }
+
+    /// Removes `key` from `collection`.
+    /// - Returns: whether the key was there.
+    @discardableResult
+    package func delete(_ key: [UInt8], in collection: String) throws -> Bool {
+        try checkActive()
+        let name = try CollectionEntry.validateName(collection)
+        guard !key.isEmpty, var state = try loadCollection(name),
+            let removed = try state.tree.remove(key, editor: self)
+        else { return false }
+        try releaseValue(removed)
+        state.count -= 1
+        collections[name] = state
+        return true
+    }
+
+    /// Removes a whole collection and every page of its tree.
+    /// - Returns: whether the collection existed.
+    @discardableResult
+    package func dropCollection(_ collection: String) throws -> Bool {
+        try checkActive()
+        let name = try CollectionEntry.validateName(collection)
+        guard let state = try loadCollection(name) else { return false }
+        var pages: [PageReference] = []
+        try TreePages.forEach(in: state.tree.root, reader: self) { reference, _ in pages.append(reference) }
+        for page in pages { releasePage(page, owner: .history) }
+        collections[name] = CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: false)
+        return true
+    }
+
+    private func releaseValue(_ value: LeafValue) throws {
+        if case .overflow(let reference) = value {
+            try Overflow.release(reference, owner: .history, editor: self)
+        }
+    }
+
+    /// Discards every edit. The transaction cannot be used afterwards.
+    package func abort() {
+        guard !isFinished else { return }
+        isFinished = true
+        dirty.removeAll()
+        store.finishWrite(self, committed: nil)
+    }
+
+    func markFinished() { isFinished = true }
+}
