@@ -23,7 +23,10 @@ enum NodeLayout {
     static let branchOffsetsStart = branchFirstChildOffset + PageReference.byteCount
     static let leafBaseByteCount = leafOffsetsStart
     static let branchBaseByteCount = branchOffsetsStart
-    static let leafEntryFixedByteCount = 2 + 2 + 4
+    /// A leaf entry's own header: key length (2) and value field (4).
+    static let leafEntryHeaderByteCount = 2 + 4
+    /// What one leaf entry costs beyond its key and value: its offset slot and its header.
+    static let leafEntryFixedByteCount = 2 + leafEntryHeaderByteCount
     static let branchEntryFixedByteCount = 2 + 2 + PageReference.byteCount
     static let overflowFlag: UInt32 = 1 << 31
 
@@ -73,15 +76,16 @@ enum NodeLayout {
             switch leaf.values[index] {
             case .inline(let value):
                 bytes.storeLittleEndian(UInt32(value.count), at: cursor + 2)
-                copy(key, into: bytes, at: cursor + 8)
-                copy(value, into: bytes, at: cursor + 8 + key.count)
-                cursor += 8 + key.count + value.count
+                copy(key, into: bytes, at: cursor + leafEntryHeaderByteCount)
+                copy(value, into: bytes, at: cursor + leafEntryHeaderByteCount + key.count)
+                cursor += leafEntryHeaderByteCount + key.count + value.count
             case .overflow(let reference):
                 bytes.storeLittleEndian(overflowFlag, at: cursor + 2)
-                copy(key, into: bytes, at: cursor + 8)
-                bytes.storeReference(reference.index, at: cursor + 8 + key.count)
-                bytes.storeLittleEndian(reference.length, at: cursor + 8 + key.count + 16)
-                cursor += 8 + key.count + OverflowReference.byteCount
+                let valueStart = cursor + leafEntryHeaderByteCount + key.count
+                copy(key, into: bytes, at: cursor + leafEntryHeaderByteCount)
+                bytes.storeReference(reference.index, at: valueStart)
+                bytes.storeLittleEndian(reference.length, at: valueStart + PageReference.byteCount)
+                cursor = valueStart + OverflowReference.byteCount
             }
         }
         precondition(cursor <= bytes.count, "leaf overflows its page")
@@ -124,7 +128,7 @@ enum NodeLayout {
         }
         for index in 0..<count {
             let offset = Int(bytes.loadLittleEndian(at: offsetsStart + 2 * index, as: UInt16.self))
-            let fixed = isLeaf ? 8 : 2
+            let fixed = isLeaf ? leafEntryHeaderByteCount : 2
             guard offset >= entriesStart, offset + fixed <= bytes.count else {
                 throw StoreError.malformedPage(page: page.pageID, reason: "entry \(index) offset \(offset) is out of range")
             }
@@ -185,7 +189,8 @@ struct LeafView {
     func key(at index: Int) -> UnsafeRawBufferPointer {
         let offset = entryOffset(index)
         let keyCount = Int(page.readOnly.loadLittleEndian(at: offset, as: UInt16.self))
-        return UnsafeRawBufferPointer(rebasing: page.readOnly[(offset + 8)..<(offset + 8 + keyCount)])
+        let start = offset + NodeLayout.leafEntryHeaderByteCount
+        return UnsafeRawBufferPointer(rebasing: page.readOnly[start..<(start + keyCount)])
     }
 
     func value(at index: Int) -> LeafValue {
@@ -193,7 +198,7 @@ struct LeafView {
         let offset = entryOffset(index)
         let keyCount = Int(bytes.loadLittleEndian(at: offset, as: UInt16.self))
         let field: UInt32 = bytes.loadLittleEndian(at: offset + 2)
-        let start = offset + 8 + keyCount
+        let start = offset + NodeLayout.leafEntryHeaderByteCount + keyCount
         if field & NodeLayout.overflowFlag != 0 {
             return .overflow(
                 OverflowReference(index: bytes.loadReference(at: start), length: bytes.loadLittleEndian(at: start + 16)))

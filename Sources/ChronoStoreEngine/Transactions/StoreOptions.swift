@@ -25,7 +25,7 @@ package struct StoreOptions: Sendable, Equatable {
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,
-        checkpointInterval: Int = 256, pruneBatchLimit: Int = 64
+        checkpointInterval: Int = 64, pruneBatchLimit: Int = 64
     ) {
         self.pageSize = pageSize
         self.durability = durability

@@ -99,8 +99,10 @@ extension WriteTransaction {
         for _ in 0..<64 {
             let before = allocatorSignature()
             var tree = allocator.freeTree
-            for key in allocator.consumed[deletedConsumed...] { _ = try tree.remove(key, editor: self) }
+            // Removing entries can itself consume more entries; those are removed next pass.
+            let newlyConsumed = allocator.consumed[deletedConsumed...]
             deletedConsumed = allocator.consumed.count
+            for key in newlyConsumed { _ = try tree.remove(key, editor: self) }
             // Unused reusable pages go back under release 0 (always reusable), in fresh keys.
             let leftover = (allocator.pool + allocator.recycled).sorted()
             let leftoverChunks = stride(from: 0, to: leftover.count, by: perEntry).map {

@@ -49,9 +49,10 @@ extension WriteTransaction {
                 _ = try catalogTree.remove(name, editor: self)
             }
         }
-        // 2. The root and state pages.
+        // 2. The root and state pages; the previous state page is superseded.
         let rootPage = PageReference(page: try takeFreePage(), birth: transaction)
         let statePage = PageReference(page: try takeFreePage(), birth: transaction)
+        releasePage(base.stateReference, owner: .system)
         // 3. Retention, then the history index entry for the new root.
         var history = BTree(root: base.state.historyIndex, owner: .system)
         let (tail, prunedCount) = try pruneRoots(history: &history, limit: store.options.pruneBatchLimit)

@@ -1,0 +1,167 @@
+// Verify: walk every retained root and the engine's own trees, read and check every page, and
+// account for every page of the file as reachable or free.
+
+/// The result of ``Store/verify(progress:)``.
+package struct VerificationReport: Sendable, Equatable {
+    /// Pages read and checked (each counted once).
+    package var pagesChecked = 0
+    /// Pages reachable from the newest state (retained roots, system trees).
+    package var reachablePageCount = 0
+    /// Pages recorded as free (reusable now or once the commit that freed them is durable).
+    package var freePageCount = 0
+    /// Pages neither reachable nor free: space lost until a compaction.
+    package var leakedPageCount = 0
+    /// Every problem found, one line each; empty when the store is sound.
+    package var problems: [String] = []
+    package var isSound: Bool { problems.isEmpty }
+}
+
+extension Store {
+    /// Reads and checks every page reachable from the newest state: the state record, every
+    /// retained root with its lists, catalog, collection trees and large values, the history
+    /// index and the free tree. Then checks that no page is both reachable and free, that no
+    /// free page is listed twice, and counts pages that are neither.
+    ///
+    /// Cost: O(pages in the store). Runs in a read transaction; the writer is not blocked.
+    /// - Parameter progress: called with (pages checked, pages in the store) now and then.
+    package func verify(progress: ((Int, Int) -> Void)? = nil) throws -> VerificationReport {
+        let reader = try beginRead()
+        defer { reader.close() }
+        var walk = IntegrityWalk(reader: reader.treeReader, total: Int(reader.snapshot.state.pageCount), progress: progress)
+        walk.run(reader.snapshot)
+        return walk.report
+    }
+}
+
+/// The traversal behind ``Store/verify(progress:)``; it records problems instead of stopping.
+struct IntegrityWalk {
+    let reader: SnapshotReader
+    let total: Int
+    let progress: ((Int, Int) -> Void)?
+    var report = VerificationReport()
+    private var reachable: Set<UInt64> = []
+    private var free: Set<UInt64> = []
+
+    init(reader: SnapshotReader, total: Int, progress: ((Int, Int) -> Void)?) {
+        self.reader = reader
+        self.total = total
+        self.progress = progress
+    }
+
+    mutating func run(_ snapshot: StoreSnapshot) {
+        mark(snapshot.stateReference, kind: .state)
+        walkTree(snapshot.state.historyIndex, owner: "history index")
+        walkFreeTree(snapshot.state.freeTree)
+        var retained = 0
+        let history = BTree(root: snapshot.state.historyIndex, owner: .system)
+        do {
+            try history.scan(.all, reverse: false, reader: reader) { key, value in
+                let root = HistoryIndex.root(of: key)
+                let page = try HistoryIndex.rootPage(from: value, page: history.root.page)
+                walkRoot(page, id: root)
+                retained += 1
+                return true
+            }
+        } catch {
+            problem("history index: \(error)")
+        }
+        if UInt64(retained) != snapshot.state.retainedRootCount {
+            problem("state records \(snapshot.state.retainedRootCount) retained roots, history index holds \(retained)")
+        }
+        if UInt64(free.count) != snapshot.state.freePageCount {
+            problem("state records \(snapshot.state.freePageCount) free pages, free tree holds \(free.count)")
+        }
+        for page in reachable where free.contains(page) {
+            problem("page \(page) is both reachable and recorded free")
+        }
+        report.reachablePageCount = reachable.count
+        report.freePageCount = free.count
+        report.leakedPageCount = max(0, total - 1 - reachable.union(free).count)
+        progress?(report.pagesChecked, total)
+    }
+
+    private mutating func problem(_ text: String) { report.problems.append(text) }
+
+    /// Reads and verifies a page once; returns false when it was already seen or is damaged.
+    @discardableResult
+    private mutating func mark(_ reference: PageReference, kind: PageKind?) -> Bool {
+        guard reachable.insert(reference.page.rawValue).inserted else { return false }
+        do {
+            _ = try reader.pageFile.read(reference, kind: kind, pageCount: reader.pageCount, cached: false)
+        } catch {
+            problem("\(error)")
+            return false
+        }
+        report.pagesChecked += 1
+        if report.pagesChecked % 4096 == 0 { progress?(report.pagesChecked, total) }
+        return true
+    }
+
+    private mutating func walkTree(_ root: PageReference, owner: String) {
+        guard !root.isNone else { return }
+        do {
+            var pages: [(PageReference, PageKind)] = []
+            try walkNodes(root, into: &pages)
+            for (page, kind) in pages where kind == .overflowData || kind == .overflowIndex { mark(page, kind: kind) }
+        } catch {
+            problem("\(owner): \(error)")
+        }
+    }
+
+    /// Visits nodes top-down, skipping subtrees already seen through another root.
+    private mutating func walkNodes(_ reference: PageReference, into overflow: inout [(PageReference, PageKind)]) throws {
+        guard mark(reference, kind: nil) else { return }
+        switch try reader.node(reference) {
+        case .branchPage(let view):
+            for index in 0...view.keyCount { try walkNodes(view.child(at: index), into: &overflow) }
+        case .leafPage(let view):
+            for index in 0..<view.count {
+                guard case .overflow(let value) = view.value(at: index) else { continue }
+                try Overflow.forEachIndexPage(value, reader: reader) { index, data in
+                    overflow.append((index, .overflowIndex))
+                    for page in data { overflow.append((PageReference(page: page, birth: value.index.birth), .overflowData)) }
+                }
+            }
+        case .leaf, .branch:
+            break
+        }
+    }
+
+    private mutating func walkRoot(_ page: PageReference, id: TransactionID) {
+        guard page.birth == id else { return problem("history index entry \(id.rawValue) points at a page born in \(page.birth)") }
+        do {
+            let root = try LoadedRoot(page, reader: reader)
+            for meta in try root.metadataPages(reader: reader) { mark(meta, kind: nil) }
+            _ = try root.invalidatedPages(reader: reader)
+            _ = try root.introducedPages(reader: reader)
+            walkTree(root.record.catalog, owner: "catalog of root \(id.rawValue)")
+            let catalog = BTree(root: root.record.catalog, owner: .history)
+            var collections: [PageReference] = []
+            try catalog.scan(.all, reverse: false, reader: reader) { _, value in
+                collections.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
+                return true
+            }
+            for collection in collections { walkTree(collection, owner: "collection of root \(id.rawValue)") }
+        } catch {
+            problem("root \(id.rawValue): \(error)")
+        }
+    }
+
+    private mutating func walkFreeTree(_ root: PageReference) {
+        walkTree(root, owner: "free tree")
+        let tree = BTree(root: root, owner: .system)
+        do {
+            try tree.scan(.all, reverse: false, reader: reader) { _, value in
+                for page in try FreeTree.decode(value, page: tree.root.page) {
+                    if !free.insert(page.rawValue).inserted { problem("page \(page.rawValue) is listed free twice") }
+                    if page.rawValue == 0 || page.rawValue >= UInt64(total) {
+                        problem("free tree lists page \(page.rawValue), outside the file")
+                    }
+                }
+                return true
+            }
+        } catch {
+            problem("free tree: \(error)")
+        }
+    }
+}
