@@ -92,12 +92,15 @@ extension Store {
         let cache = PageCache(pageCapacity: 64)
         let pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: cache)
         let outcome = try Recovery.recover(pageFile, path: path)
+        let store = Store(
+            path: path, file: file, preamble: preamble, options: options, coordination: coordination, recovered: outcome)
         if outcome.checkedPages {
-            // The chosen state may have reached only the OS cache; make it durable before
-            // anything builds on it.
-            do { try file.synchronize() } catch let error as IOError { throw StoreError.io(error) }
+            // The chosen state may have reached only the OS cache, and recovery walked back
+            // through unsynced states whose pages later commits will reuse: make it durable and
+            // mark it verified before anything builds on it.
+            try store.markRecoveredStateDurable()
         }
-        return Store(path: path, file: file, preamble: preamble, options: options, coordination: coordination, recovered: outcome)
+        return store
     }
 
     /// Page 0 (preamble and slot 0), then root 1 (empty), state 1, and the history index leaf.

@@ -154,24 +154,36 @@ package final class Store: @unchecked Sendable {
         return PinnedRoots(oldest: oldest)
     }
 
-    /// The synced transaction recorded in a new state record.
-    var syncedTransactionForCommit: TransactionID { lock.withLock { slots.syncedTransaction } }
+    /// Whether the next commit syncs: always in durable mode, every `checkpointInterval`
+    /// commits in deferred mode.
+    var nextCommitSyncs: Bool {
+        options.durability == .durable || lock.withLock { slots.unsyncedCommitCount + 1 >= options.checkpointInterval }
+    }
 
-    /// Writes a built commit, makes it durable per the durability mode, and publishes it.
-    func publishCommit(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot) throws {
+    /// The synced transaction a new state record names: recovery verifies every state after it.
+    /// A syncing commit first makes its predecessors durable, so it names its base.
+    func syncedTransactionForCommit(base: TransactionID, syncs: Bool) -> TransactionID {
+        syncs ? base : lock.withLock { slots.syncedTransaction }
+    }
+
+    /// Writes a built commit, makes it durable when it syncs, and publishes it.
+    ///
+    /// A syncing commit after unsynced ones (a deferred-mode checkpoint) syncs twice: once so the
+    /// unsynced predecessors are durable, then after the header slot. Its state record names its
+    /// base as synced, so recovery never needs the predecessors' pages, which later commits reuse.
+    func publishCommit(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot, syncs: Bool) throws {
         defer { releaseWriter() }
         try pageFile.write(pages)
         try pageFile.extend(toPageCount: snapshot.state.pageCount)
-        let durable = options.durability == .durable
-        let (slotIndex, slot) = lock.withLock { slots.nextSlot(for: snapshot.stateReference, durable: durable) }
-        try writeSlot(slot, at: slotIndex)
-        var synced = durable
+        let (slotIndex, slot, predecessorsUnsynced) = lock.withLock {
+            let (index, slot) = slots.nextSlot(for: snapshot.stateReference, durable: syncs)
+            return (index, slot, slots.syncedTransaction < transaction.base.transaction)
+        }
         do {
-            if durable || slots.unsyncedCommitCount + 1 >= options.checkpointInterval {
-                try pageFile.file.synchronize()
-                synced = true
-            }
-        } catch let error as IOError {
+            if syncs && predecessorsUnsynced { try pageFile.file.synchronize() }
+            try writeSlot(slot, at: slotIndex)
+            if syncs { try pageFile.file.synchronize() }
+        } catch let error as IOError where error.operation == "fdatasync" {
             lock.withLock { failure = error }
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
         }
@@ -180,7 +192,7 @@ package final class Store: @unchecked Sendable {
         }
         lock.withLock {
             published = snapshot
-            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: synced)
+            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: syncs)
         }
         coordination?.bumpChangeCounter()
         lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
@@ -208,42 +220,52 @@ package final class Store: @unchecked Sendable {
 
     // MARK: - Durability and lifetime
 
-    /// Makes every commit so far durable (one sync). A no-op when nothing is pending.
+    /// Makes every commit so far durable. A no-op when nothing is pending.
+    ///
+    /// Costs two syncs: one for the data, then one after marking the newest state verified in
+    /// the other header slot, so recovery never walks back into states whose pages are reused.
     package func synchronize() throws {
         writerGate.acquire()
         defer { writerGate.release() }
-        let pending = lock.withLock { slots.syncedTransaction < published.transaction }
-        guard pending else { return }
+        try coordination?.lockWriter()
+        defer { coordination?.unlockWriter() }
+        try makePublishedDurable()
+    }
+
+    /// After recovery (the opener holds the writer lock): make the chosen state durable and verified.
+    func markRecoveredStateDurable() throws {
+        lock.withLock { slots.syncedTransaction = TransactionID.none }
+        try makePublishedDurable()
+    }
+
+    /// With the writer held: sync pending commits and mark the newest state verified.
+    private func makePublishedDurable() throws {
+        let (pending, snapshot) = lock.withLock { (slots.syncedTransaction < published.transaction, published) }
         do {
+            if pending {
+                try pageFile.file.synchronize()
+                lock.withLock { slots.markSynced(snapshot) }
+            }
+            guard let (index, slot) = lock.withLock({ slots.verificationMark(for: snapshot) }) else { return }
+            try writeSlot(slot, at: index)
             try pageFile.file.synchronize()
+            lock.withLock { slots.recordWrite(index, slot: slot, snapshot: snapshot, synced: true) }
         } catch let error as IOError {
             lock.withLock { failure = error }
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
+        } catch let error as StoreError {
+            if case .io(let underlying) = error { lock.withLock { failure = underlying } }
+            throw error
         }
-        lock.withLock { slots.markSynced(published) }
     }
 
-    /// Syncs pending commits, marks the header verified so the next open skips recovery, and
-    /// closes the store. Later calls on the store throw ``StoreError/storeClosed``.
+    /// Syncs pending commits, marks the newest state verified so the next open skips recovery,
+    /// and closes the store. Later calls on the store throw ``StoreError/storeClosed``.
     package func close() throws {
         guard !(lock.withLock { isClosed }) else { return }
         defer { lock.withLock { isClosed = true } }
         guard (lock.withLock { failure }) == nil else { return }
         try synchronize()
-        writerGate.acquire()
-        defer { writerGate.release() }
-        try coordination?.lockWriter()
-        defer { coordination?.unlockWriter() }
-        try refreshLockedForClose()
-    }
-
-    private func refreshLockedForClose() throws {
-        // Mark the newest state verified in the other slot, if it is ours, synced and not yet marked.
-        let mark = lock.withLock { slots.verificationMark(for: published) }
-        guard let (index, slot) = mark else { return }
-        try writeSlot(slot, at: index)
-        do { try pageFile.file.synchronize() } catch let error as IOError { throw StoreError.io(error) }
-        lock.withLock { slots.recordWrite(index, slot: slot, snapshot: published, synced: true) }
     }
 
     private func checkOpen() throws {
@@ -267,11 +289,8 @@ package final class Store: @unchecked Sendable {
         guard coordination != nil else { return }
         try refreshIfChanged()
         if lock.withLock({ slots.newestMayBeUnsynced }) {
-            do { try pageFile.file.synchronize() } catch let error as IOError {
-                lock.withLock { failure = error }
-                throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
-            }
-            lock.withLock { slots.markSynced(published) }
+            lock.withLock { slots.syncedTransaction = TransactionID.none }
+            try makePublishedDurable()
         }
     }
 

@@ -26,19 +26,20 @@ extension WriteTransaction {
             return nil
         }
         let sealed: (pages: [PageBuffer], snapshot: StoreSnapshot)
+        let syncs = store.nextCommitSyncs
         do {
-            sealed = try buildCommit()
+            sealed = try buildCommit(syncs: syncs)
         } catch {
             abort()
             throw error
         }
         markFinished()
         // Publishing releases the writer whether it succeeds or throws.
-        try store.publishCommit(self, pages: sealed.pages, snapshot: sealed.snapshot)
+        try store.publishCommit(self, pages: sealed.pages, snapshot: sealed.snapshot, syncs: syncs)
         return transaction
     }
 
-    private func buildCommit() throws -> (pages: [PageBuffer], snapshot: StoreSnapshot) {
+    private func buildCommit(syncs: Bool) throws -> (pages: [PageBuffer], snapshot: StoreSnapshot) {
         // 1. Fold collection edits into the catalog.
         for name in collections.keys.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
             let state = collections[name]!
@@ -66,7 +67,7 @@ extension WriteTransaction {
         try settleFreeTree()
         // 6. The state record.
         let state = StateRecord(
-            transaction: transaction, previous: base.stateReference, syncedTransaction: store.syncedTransactionForCommit,
+            transaction: transaction, previous: base.stateReference, syncedTransaction: store.syncedTransactionForCommit(base: base.transaction, syncs: syncs),
             head: rootPage, historyIndex: history.root, freeTree: allocator.freeTree.root,
             pageCount: allocator.nextPage, tail: tail,
             retainedRootCount: base.state.retainedRootCount + 1 - UInt64(prunedCount),

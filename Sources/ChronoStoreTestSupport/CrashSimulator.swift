@@ -1,0 +1,49 @@
+// Runs a workload against a fault-injecting file, crashes it at a chosen operation, and builds
+// the disk image a power loss could leave behind.
+package import ChronoStoreEngine
+
+/// One crash experiment: a fresh in-memory store, a workload, a crash point.
+package struct CrashSimulator {
+    /// What the workload saw before the crash.
+    package struct Run {
+        /// The file, crashed (or not, if the workload finished first).
+        package let file: FaultInjectingFile
+        /// Whether the crash point was reached.
+        package let crashed: Bool
+    }
+
+    package let pageSize: Int
+    package let durability: Durability
+
+    package init(pageSize: Int = 4096, durability: Durability) {
+        self.pageSize = pageSize
+        self.durability = durability
+    }
+
+    package var options: StoreOptions {
+        StoreOptions(pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: 3)
+    }
+
+    /// Creates a store in a fresh file, arms the crash after `crashAfter` file operations (nil: never),
+    /// and runs `workload` until it finishes or the crash stops it.
+    package func run(crashAfter: Int?, _ workload: (Store, FaultInjectingFile) throws -> Void) throws -> Run {
+        let file = FaultInjectingFile(name: "crash-test")
+        let store = try Store.create(in: file, options: options)
+        file.crash(afterOperations: crashAfter)
+        do {
+            try workload(store, file)
+        } catch {
+            if !file.hasCrashed { throw error }
+        }
+        return Run(file: file, crashed: file.hasCrashed)
+    }
+
+    /// Counts the file operations the workload performs when nothing fails.
+    package func operationCount(_ workload: (Store, FaultInjectingFile) throws -> Void) throws -> Int {
+        let file = FaultInjectingFile(name: "count")
+        let store = try Store.create(in: file, options: options)
+        let before = file.writeCount + file.syncCount
+        try workload(store, file)
+        return file.writeCount + file.syncCount - before
+    }
+}
