@@ -14,14 +14,17 @@ package struct CrashSimulator {
 
     package let pageSize: Int
     package let durability: Durability
+    package let retention: RetentionPolicy
 
-    package init(pageSize: Int = 4096, durability: Durability) {
+    package init(pageSize: Int = 4096, durability: Durability, retention: RetentionPolicy = .lastRoots(3)) {
         self.pageSize = pageSize
         self.durability = durability
+        self.retention = retention
     }
 
     package var options: StoreOptions {
-        StoreOptions(pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: 3)
+        StoreOptions(
+            pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: 3, retention: retention)
     }
 
     /// Creates a store in a fresh file, arms the crash after `crashAfter` file operations (nil: never),

@@ -68,7 +68,7 @@ struct StoreBasicsTests {
     func fileSizeLevelsOffUnderSteadyUpdates(durability: Durability) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("steady.chrono")
-        let store = try Store.create(at: path, options: StoreOptions(durability: durability, checkpointInterval: 8))
+        let store = try Store.create(at: path, options: StoreOptions(durability: durability, checkpointInterval: 8, retention: .lastRoots(1)))
         var sizes: [UInt64] = []
         for round in 0..<20 {
             for batch in 0..<10 {
@@ -91,7 +91,7 @@ struct VerifyTests {
     @Test(arguments: [Durability.durable, .deferred])
     func everyPageIsReachableOrFreeAfterEachCommit(durability: Durability) throws {
         let directory = try TemporaryDirectory()
-        let store = try Store.create(at: directory.file("verify.chrono"), options: StoreOptions(durability: durability, checkpointInterval: 4))
+        let store = try Store.create(at: directory.file("verify.chrono"), options: StoreOptions(durability: durability, checkpointInterval: 4, retention: .lastRoots(3)))
         for round in 0..<40 {
             try store.write { transaction in
                 for index in 0..<30 { try transaction.put(bytes("k\((round * 7 + index) % 60)"), bytes("r\(round)"), in: "c") }
@@ -113,7 +113,7 @@ struct FreeSpaceTests {
     @Test func freeTreeNeverListsAPageTwiceUnderDeferredCheckpoints() throws {
         let directory = try TemporaryDirectory()
         let store = try Store.create(
-            at: directory.file("deferred.chrono"), options: StoreOptions(durability: .deferred, checkpointInterval: 8))
+            at: directory.file("deferred.chrono"), options: StoreOptions(durability: .deferred, checkpointInterval: 8, retention: .lastRoots(1)))
         for commit in 0..<120 {
             try store.write { transaction in
                 for index in 0..<50 {

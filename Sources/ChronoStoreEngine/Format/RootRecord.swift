@@ -20,6 +20,7 @@ package struct ListDescriptor: Equatable, Sendable {
 /// |---|---|---|
 /// | 24 | 16 | parent root (page, birth); none for the first root |
 /// | 40 | 8 | commit time, milliseconds since 1970 |
+/// | 48 | 8 | content source: the root whose trees a revert copied (0 = the parent's, as for any commit) |
 /// | 56 | 16 | catalog tree root (none when there are no collections) |
 /// | 72 | 24 | invalidated-page list: count, first chunk (none = inline) |
 /// | 96 | 24 | introduced-page list: count, first chunk |
@@ -36,7 +37,8 @@ package struct ListDescriptor: Equatable, Sendable {
 package struct RootRecord: Equatable, Sendable {
     static let parentOffset = PageHeader.byteCount
     static let timeOffset = parentOffset + PageReference.byteCount
-    static let catalogOffset = timeOffset + 8 + 8
+    static let contentSourceOffset = timeOffset + 8
+    static let catalogOffset = contentSourceOffset + 8
     static let invalidatedOffset = catalogOffset + PageReference.byteCount
     static let introducedOffset = invalidatedOffset + ListDescriptor.byteCount
     static let labelLengthOffset = introducedOffset + ListDescriptor.byteCount
@@ -46,6 +48,8 @@ package struct RootRecord: Equatable, Sendable {
     package var transaction: TransactionID
     package var parent: PageReference
     package var timeMilliseconds: Int64
+    /// For a revert, the root whose contents it took; `.none` otherwise.
+    package var contentSource: TransactionID = .none
     package var catalog: PageReference
     package var label: String?
     package var invalidated: ListDescriptor
@@ -73,6 +77,7 @@ package struct RootRecord: Equatable, Sendable {
     package func encode(into bytes: UnsafeMutableRawBufferPointer) {
         bytes.storeReference(parent, at: Self.parentOffset)
         bytes.storeLittleEndian(timeMilliseconds, at: Self.timeOffset)
+        bytes.storeLittleEndian(contentSource.rawValue, at: Self.contentSourceOffset)
         bytes.storeReference(catalog, at: Self.catalogOffset)
         Self.store(invalidated, into: bytes, at: Self.invalidatedOffset)
         Self.store(introduced, into: bytes, at: Self.introducedOffset)
@@ -101,7 +106,7 @@ package struct RootRecord: Equatable, Sendable {
             throw StoreError.malformedPage(page: page.pageID, reason: "label length \(labelCount) is out of range")
         }
         let labelBytes = Array(bytes[labelOffset..<(labelOffset + labelCount)])
-        let record = RootRecord(
+        var record = RootRecord(
             transaction: page.birth,
             parent: bytes.loadReference(at: parentOffset),
             timeMilliseconds: bytes.loadLittleEndian(at: timeOffset),
@@ -109,6 +114,7 @@ package struct RootRecord: Equatable, Sendable {
             label: labelCount == 0 ? nil : String(decoding: labelBytes, as: UTF8.self),
             invalidated: loadList(bytes, at: invalidatedOffset),
             introduced: loadList(bytes, at: introducedOffset))
+        record.contentSource = TransactionID(bytes.loadLittleEndian(at: contentSourceOffset, as: UInt64.self))
         let inlineBytes =
             (record.invalidated.isInline ? record.invalidated.count : 0) * PageReference.byteCount
             + (record.introduced.isInline ? record.introduced.count : 0) * PageReference.byteCount

@@ -18,7 +18,14 @@
 /// | 104 | 8 | tail: the oldest retained root id |
 /// | 112 | 8 | retained root count |
 /// | 120 | 8 | pages recorded in the free tree (reusable or waiting) |
-/// | 128 | … | reserved (0) |
+/// | 128 | 16 | lineage index root: (lineage parent, child) → nothing |
+/// | 144 | 16 | time index root: (commit time, root id) → nothing |
+/// | 160 | 1 | retention policy kind: 0 all, 1 last N roots, 2 N days |
+/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off |
+/// | 162 | 6 | reserved (0) |
+/// | 168 | 8 | retention parameter (N) |
+/// | 176 | 8 | prune cursor: the root id automatic pruning resumes after |
+/// | 184 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -29,7 +36,13 @@ package struct StateRecord: Equatable, Sendable {
     static let tailOffset = pageCountOffset + 8
     static let retainedCountOffset = tailOffset + 8
     static let freePageCountOffset = retainedCountOffset + 8
-    package static let byteCount = freePageCountOffset + 8
+    static let lineageOffset = freePageCountOffset + 8
+    static let timeIndexOffset = lineageOffset + PageReference.byteCount
+    static let retentionKindOffset = timeIndexOffset + PageReference.byteCount
+    static let flagsOffset = retentionKindOffset + 1
+    static let retentionParameterOffset = flagsOffset + 7
+    static let pruneCursorOffset = retentionParameterOffset + 8
+    package static let byteCount = pruneCursorOffset + 8
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -41,6 +54,11 @@ package struct StateRecord: Equatable, Sendable {
     package var tail: TransactionID
     package var retainedRootCount: UInt64
     package var freePageCount: UInt64
+    package var lineageIndex: PageReference = .none
+    package var timeIndex: PageReference = .none
+    package var retention: RetentionPolicy = .limitless
+    package var dropsUndoneBranches = false
+    package var pruneCursor: TransactionID = .none
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -69,12 +87,18 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(tail.rawValue, at: Self.tailOffset)
         bytes.storeLittleEndian(retainedRootCount, at: Self.retainedCountOffset)
         bytes.storeLittleEndian(freePageCount, at: Self.freePageCountOffset)
+        bytes.storeReference(lineageIndex, at: Self.lineageOffset)
+        bytes.storeReference(timeIndex, at: Self.timeIndexOffset)
+        bytes.storeLittleEndian(retention.kindByte, at: Self.retentionKindOffset)
+        bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0), at: Self.flagsOffset)
+        bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
+        bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
     }
 
     /// Decodes a verified state page.
     package static func decode(_ page: PageBuffer) throws -> StateRecord {
         let bytes = page.readOnly
-        let record = StateRecord(
+        var record = StateRecord(
             transaction: page.birth,
             previous: bytes.loadReference(at: previousOffset),
             syncedTransaction: TransactionID(bytes.loadLittleEndian(at: syncedOffset, as: UInt64.self)),
@@ -85,6 +109,13 @@ package struct StateRecord: Equatable, Sendable {
             tail: TransactionID(bytes.loadLittleEndian(at: tailOffset, as: UInt64.self)),
             retainedRootCount: bytes.loadLittleEndian(at: retainedCountOffset),
             freePageCount: bytes.loadLittleEndian(at: freePageCountOffset))
+        record.lineageIndex = bytes.loadReference(at: lineageOffset)
+        record.timeIndex = bytes.loadReference(at: timeIndexOffset)
+        record.retention = try RetentionPolicy.decode(
+            kind: bytes.loadLittleEndian(at: retentionKindOffset), parameter: bytes.loadLittleEndian(at: retentionParameterOffset),
+            page: page.pageID)
+        record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
+        record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         guard !record.head.isNone, record.pageCount >= 2, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head or page count")
         }

@@ -29,6 +29,9 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case labelTooLong(byteCount: Int, limit: Int)
     case transactionFinished
     case rootNotRetained(TransactionID)
+    case noRootAtOrBefore(milliseconds: Int64)
+    case cannotUndo(steps: Int, available: Int)
+    case cannotRedo
     case storeClosed
 
     // Environment
@@ -89,6 +92,10 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .labelTooLong(let byteCount, let limit): return "label of \(byteCount) bytes exceeds the limit of \(limit) bytes"
         case .transactionFinished: return "the transaction has already been committed or aborted"
         case .rootNotRetained(let id): return "root \(id.rawValue) is not retained in this store's history"
+        case .noRootAtOrBefore(let milliseconds): return "no retained root was committed at or before \(milliseconds) ms since 1970"
+        case .cannotUndo(let steps, let available):
+            return "cannot undo \(steps) step(s): only \(available) older retained root(s) on the head's line"
+        case .cannotRedo: return "nothing to redo: the head has no retained redo target"
         case .storeClosed: return "the store is closed"
         case .writesDisabledAfterSyncFailure(let error):
             return "writes are disabled until the store is reopened, because a sync failed: \(error)"

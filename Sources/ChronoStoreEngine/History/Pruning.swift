@@ -1,49 +1,223 @@
-// Pruning: dropping roots no longer retained and releasing the pages only they reached.
+// Pruning: dropping roots retention no longer keeps, and freeing exactly the pages only they reached.
 
-extension WriteTransaction {
-    /// Drops the oldest roots that nothing retains any more, oldest first, at most
-    /// `pruneBatchLimit` of them, and releases what only they reached.
-    ///
-    /// Retention for now keeps the head, and every root from the oldest pinned one onwards
-    /// (pinned by a reader in any process, or by the durable fallback state). Dropping root `o`,
-    /// whose successor is `n`, releases `o`'s own page and list chunks, and the pages on `n`'s
-    /// deadlist: those were born at or before `o` and replaced by `n`, so no retained root
-    /// reaches them. The cost is O(pages released).
-    /// - Returns: the new tail (oldest retained root) and how many roots were dropped.
-    func pruneRoots(history: inout BTree, limit: Int) throws -> (tail: TransactionID, prunedCount: Int) {
-        let keepFrom = min(allocator.pinnedRoots.oldest ?? transaction, transaction)
-        var tail = base.state.tail
-        var pruned = 0
-        while tail < keepFrom, pruned < limit {
-            guard let value = try history.lookup(HistoryIndex.key(tail), reader: self) else {
-                throw StoreError.malformedPage(page: history.root.page, reason: "history index lacks the tail root \(tail.rawValue)")
-            }
-            let dropped = try LoadedRoot(try HistoryIndex.rootPage(from: value, page: history.root.page), reader: self)
-            let successor = try successorRoot(of: tail, in: history)
-            // Pages the successor replaced: reachable only from roots up to `tail`.
-            let replaced: [PageReference]
-            if let successor {
-                replaced = try LoadedRoot(successor.page, reader: self).invalidatedPages(reader: self)
-            } else {
-                replaced = invalidated  // the successor is the root this transaction commits
-            }
-            for page in replaced { allocator.released.append(page.page) }
-            for page in try dropped.metadataPages(reader: self) { allocator.released.append(page.page) }
-            _ = try history.remove(HistoryIndex.key(tail), editor: self)
-            tail = successor?.root ?? transaction
-            pruned += 1
-        }
-        return (tail, pruned)
+/// Roots that must stay: the new head, roots open readers read (in any process), the durable
+/// fallback state's head, and (later) snapshots.
+package struct PinnedRoots: Sendable {
+    package var roots: Set<TransactionID> = []
+    /// Another process reads a root this old or newer: keep every root from here on.
+    package var everythingFrom: TransactionID?
+
+    func contains(_ root: TransactionID) -> Bool {
+        if let everythingFrom, root >= everythingFrom { return true }
+        return roots.contains(root)
     }
 
-    /// The next root after `root` in the history index, if any.
-    private func successorRoot(of root: TransactionID, in history: BTree) throws -> (root: TransactionID, page: PageReference)? {
-        var found: (TransactionID, PageReference)?
-        let range = KeyRange(lower: KeyBound(HistoryIndex.key(root), inclusive: false))
-        try history.scan(range, reverse: false, reader: self) { key, value in
-            found = (HistoryIndex.root(of: key), try HistoryIndex.rootPage(from: value, page: history.root.page))
+    var oldest: TransactionID? {
+        [roots.min(), everythingFrom].compactMap { $0 }.min()
+    }
+}
+
+/// How much pruning a transaction does.
+enum PruneMode: Equatable {
+    /// After a commit: examine at most `limit` history entries, resuming where the last stopped.
+    case automatic(limit: Int)
+    /// ``Store/prune()``: apply the retention policy to every root.
+    case exhaustive
+    /// ``Store/clearHistory()``: drop every root that is not the head or pinned.
+    case clear
+    /// Head moves (undo, redo) prune nothing.
+    case none
+}
+
+/// Lifetime bookkeeping (see Docs/RootChain.md). Retained roots form a *lineage tree*: each
+/// root's lineage parent is the nearest retained root its trees were derived from. Each root
+/// carries two lists relative to that parent: the dead list (pages alive at the parent that
+/// died on the way here) and the new list (pages born on the way here and alive here). Then:
+///
+/// - dropping a root with no retained children frees its new list;
+/// - dropping the oldest root (no parent) with one child frees that child's dead list;
+/// - dropping a root in the middle frees the pages of its new list that every child's dead list
+///   holds, and merges its lists into each child's.
+///
+/// The first two, the common cases (a side branch tip, the oldest root of a linear history),
+/// cost O(pages freed); the merge costs O(the lists involved).
+extension WriteTransaction {
+    /// Prunes per `mode` and the retention policy; returns how many roots were dropped and where
+    /// automatic pruning should resume.
+    func pruneHistory(
+        _ trees: inout HistoryTrees, head: HistoryEntry, policy: RetentionPolicy, mode: PruneMode
+    ) throws -> (prunedCount: Int, cursor: TransactionID) {
+        if mode == .none { return (0, base.state.pruneCursor) }
+        var cursor = mode == .clear || mode == .exhaustive ? TransactionID.none : base.state.pruneCursor
+        var wrapped = cursor == .none
+        var examined = 0
+        var pruned = 0
+        let now = Clock.nowMilliseconds()
+        while true {
+            if case .automatic(let limit) = mode, examined >= limit { break }
+            guard let entry = try nextEntry(after: cursor, in: trees) else {
+                if wrapped { cursor = .none; break }
+                wrapped = true
+                cursor = .none
+                continue
+            }
+            examined += 1
+            cursor = entry.root
+            if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now),
+                try pruneRoot(entry, &trees)
+            {
+                pruned += 1
+            }
+        }
+        return (pruned, cursor)
+    }
+
+    private func nextEntry(after cursor: TransactionID, in trees: HistoryTrees) throws -> HistoryEntry? {
+        var found: HistoryEntry?
+        let range = KeyRange(lower: KeyBound(HistoryIndex.key(cursor), inclusive: false))
+        try trees.entries.scan(range, reverse: false, reader: self) { _, value in
+            found = try HistoryEntry.decode(value, page: trees.entries.root.page)
             return false
         }
         return found
+    }
+
+    private func shouldPrune(
+        _ entry: HistoryEntry, head: HistoryEntry, policy: RetentionPolicy, mode: PruneMode, now: Int64
+    ) -> Bool {
+        if entry.root == head.root || allocator.pinnedRoots.contains(entry.root) { return false }
+        if mode == .clear { return true }
+        switch policy {
+        case .limitless:
+            return false
+        case .lastRoots(let count):
+            return entry.depth + UInt64(max(count, 1)) <= head.depth
+        case .days(let days):
+            return entry.timeMilliseconds < now - Int64(days) * 86_400_000
+        }
+    }
+
+    /// Drops every unpinned root in the lineage subtree of `root` (an undone branch), tips first.
+    func dropBranch(from root: TransactionID, _ trees: inout HistoryTrees) throws -> Int {
+        var subtree: [TransactionID] = []
+        var frontier = [root]
+        while let next = frontier.popLast() {
+            subtree.append(next)
+            frontier.append(contentsOf: try trees.lineageChildren(of: next, reader: self))
+        }
+        var dropped = 0
+        for id in subtree.sorted(by: >) where !allocator.pinnedRoots.contains(id) {
+            guard let entry = try trees.entry(id, reader: self) else { continue }
+            if try pruneRoot(entry, &trees) { dropped += 1 }
+        }
+        return dropped
+    }
+
+    /// Drops one root. Returns false (and changes nothing) for an oldest root with several
+    /// children, which waits until its side branches are gone.
+    func pruneRoot(_ entry: HistoryEntry, _ trees: inout HistoryTrees) throws -> Bool {
+        let children = try trees.lineageChildren(of: entry.root, reader: self)
+        var freed: [PageReference] = []
+        if children.isEmpty {
+            freed = entry.lineageParent == .none ? try allTreePages(of: entry) : try newList(of: entry)
+        } else if entry.lineageParent == .none {
+            guard children.count == 1, var child = try trees.entry(children[0], reader: self) else { return false }
+            freed = try deadList(of: child)
+            try releaseHistoryLists(of: child)
+            child.deadList = .empty
+            child.newList = .empty
+            child.deadListIsRootOwned = false
+            child.newListIsRootOwned = false
+            child.lineageParent = .none
+            try trees.relink(child: child.root, from: entry.root, to: .none, editor: self)
+            try trees.setEntry(child, editor: self)
+        } else {
+            freed = try mergeIntoChildren(entry, children, &trees)
+        }
+        for page in freed { allocator.released.append(page.page) }
+        for page in try LoadedRoot(entry.rootPage, reader: self).metadataPages(reader: self) {
+            releasePage(page, owner: .system)
+        }
+        try releaseHistoryLists(of: entry)
+        try trees.remove(entry, editor: self)
+        return true
+    }
+
+    /// The middle case: frees what every child's path killed, merges lists into each child.
+    private func mergeIntoChildren(
+        _ entry: HistoryEntry, _ children: [TransactionID], _ trees: inout HistoryTrees
+    ) throws -> [PageReference] {
+        let parentNew = try newList(of: entry)
+        let parentNewSet = Set(parentNew)
+        let parentDead = try deadList(of: entry)
+        var killedOnEveryPath = parentNewSet
+        for id in children {
+            guard var child = try trees.entry(id, reader: self) else {
+                throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(id.rawValue)")
+            }
+            let childDead = try deadList(of: child)
+            let childDeadSet = Set(childDead)
+            killedOnEveryPath.formIntersection(childDeadSet)
+            let mergedDead = parentDead + childDead.filter { !parentNewSet.contains($0) }
+            let mergedNew = try newList(of: child) + parentNew.filter { !childDeadSet.contains($0) }
+            try releaseHistoryLists(of: child)
+            child.deadList = try writeHistoryList(mergedDead)
+            child.newList = try writeHistoryList(mergedNew)
+            child.deadListIsRootOwned = false
+            child.newListIsRootOwned = false
+            child.lineageParent = entry.lineageParent
+            try trees.relink(child: child.root, from: entry.root, to: entry.lineageParent, editor: self)
+            try trees.setEntry(child, editor: self)
+        }
+        return Array(killedOnEveryPath)
+    }
+
+    // MARK: - Lists
+
+    func deadList(of entry: HistoryEntry) throws -> [PageReference] {
+        if entry.deadListIsRootOwned { return try LoadedRoot(entry.rootPage, reader: self).invalidatedPages(reader: self) }
+        return try PageList.read(entry.deadList, owner: nil, inlineOffset: 0, reader: self)
+    }
+
+    func newList(of entry: HistoryEntry) throws -> [PageReference] {
+        if entry.newListIsRootOwned { return try LoadedRoot(entry.rootPage, reader: self).introducedPages(reader: self) }
+        return try PageList.read(entry.newList, owner: nil, inlineOffset: 0, reader: self)
+    }
+
+    /// Writes a list owned by the history index, as chunk pages born in this transaction.
+    private func writeHistoryList(_ entries: [PageReference]) throws -> ListDescriptor {
+        guard !entries.isEmpty else { return .empty }
+        var pages: [PageID] = []
+        for _ in 0..<PageList.chunkCount(for: entries.count, pageSize: pageSize) { pages.append(try takeFreePage()) }
+        let (descriptor, chunks) = PageList.makeChunks(entries, on: pages, birth: transaction, pageSize: pageSize)
+        for (page, buffer, count) in chunks { setDirty(page, .raw(buffer, kind: .listChunk, count: count)) }
+        return descriptor
+    }
+
+    /// Releases the chunk pages of an entry's merged lists (root-owned lists go with the root page).
+    private func releaseHistoryLists(of entry: HistoryEntry) throws {
+        for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
+        where !rootOwned && !list.isInline {
+            var chunks: [PageReference] = []
+            try PageList.forEachChunk(list, reader: self) { chunks.append($0.reference) }
+            for chunk in chunks { releasePage(chunk, owner: .system) }
+        }
+    }
+
+    /// Every page of a root's trees: what an isolated root (no lineage parent or child) frees.
+    private func allTreePages(of entry: HistoryEntry) throws -> [PageReference] {
+        let root = try LoadedRoot(entry.rootPage, reader: self)
+        var pages: [PageReference] = []
+        try TreePages.forEach(in: root.record.catalog, reader: self) { page, _ in pages.append(page) }
+        let catalog = BTree(root: root.record.catalog, owner: .history)
+        var collections: [PageReference] = []
+        try catalog.scan(.all, reverse: false, reader: self) { _, value in
+            collections.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
+            return true
+        }
+        for collection in collections {
+            try TreePages.forEach(in: collection, reader: self) { page, _ in pages.append(page) }
+        }
+        return pages
     }
 }

@@ -51,14 +51,20 @@ struct IntegrityWalk {
     mutating func run(_ snapshot: StoreSnapshot) {
         mark(snapshot.stateReference, kind: .state)
         walkTree(snapshot.state.historyIndex, owner: "history index")
+        walkTree(snapshot.state.lineageIndex, owner: "lineage index")
+        walkTree(snapshot.state.timeIndex, owner: "time index")
         walkFreeTree(snapshot.state.freeTree)
         var retained = 0
         let history = BTree(root: snapshot.state.historyIndex, owner: .system)
         do {
             try history.scan(.all, reverse: false, reader: reader) { key, value in
                 let root = HistoryIndex.root(of: key)
-                let page = try HistoryIndex.rootPage(from: value, page: history.root.page)
-                walkRoot(page, id: root)
+                let entry = try HistoryEntry.decode(value, page: history.root.page)
+                walkRoot(entry.rootPage, id: root)
+                for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
+                where !rootOwned && !list.isInline {
+                    try PageList.forEachChunk(list, reader: reader) { chunk in mark(chunk.reference, kind: .listChunk) }
+                }
                 retained += 1
                 return true
             }

@@ -51,11 +51,12 @@ enum PageList {
 
     /// Reads a list: inline entries from `owner` at `inlineOffset`, or the chunk chain.
     static func read(
-        _ list: ListDescriptor, owner: PageBuffer, inlineOffset: Int, reader: some TreeReading
+        _ list: ListDescriptor, owner: PageBuffer?, inlineOffset: Int, reader: some TreeReading
     ) throws -> [PageReference] {
         var entries: [PageReference] = []
         entries.reserveCapacity(list.count)
         if list.isInline {
+            guard let owner, list.count > 0 else { return [] }
             for position in 0..<list.count {
                 entries.append(owner.readOnly.loadReference(at: inlineOffset + PageReference.byteCount * position))
             }

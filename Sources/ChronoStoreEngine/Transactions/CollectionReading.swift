@@ -18,7 +18,8 @@ package protocol CollectionReading {
 /// The machinery behind ``CollectionReading``.
 protocol CollectionReadingBase: CollectionReading {
     associatedtype Reader: TreeReading
-    var treeReader: Reader { get }
+    /// The pages this transaction sees: committed ones, and for a writer its own edits too.
+    var collectionReader: Reader { get }
     var catalogTree: BTree { get }
     /// The entry for `name` as this transaction sees it (write transactions overlay their edits).
     func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry?
@@ -26,20 +27,20 @@ protocol CollectionReadingBase: CollectionReading {
 
 extension CollectionReadingBase {
     func catalogEntry(_ name: [UInt8]) throws -> CollectionEntry? {
-        guard let value = try catalogTree.lookup(name, reader: treeReader) else { return nil }
+        guard let value = try catalogTree.lookup(name, reader: collectionReader) else { return nil }
         return try CollectionEntry.decode(value, page: catalogTree.root.page)
     }
 
     func resolve(_ value: LeafValue) throws -> [UInt8] {
         switch value {
         case .inline(let bytes): return bytes
-        case .overflow(let reference): return try Overflow.read(reference, reader: treeReader)
+        case .overflow(let reference): return try Overflow.read(reference, reader: collectionReader)
         }
     }
 
     package func value(forKey key: [UInt8], in collection: String) throws -> [UInt8]? {
         guard let entry = try collectionEntry(CollectionEntry.validateName(collection)), !key.isEmpty else { return nil }
-        guard let value = try BTree(root: entry.root, owner: .history).lookup(key, reader: treeReader) else { return nil }
+        guard let value = try BTree(root: entry.root, owner: .history).lookup(key, reader: collectionReader) else { return nil }
         return try resolve(value)
     }
 
@@ -52,14 +53,14 @@ extension CollectionReadingBase {
         _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
     ) throws {
         guard let entry = try collectionEntry(CollectionEntry.validateName(collection)) else { return }
-        try BTree(root: entry.root, owner: .history).scan(range, reverse: reverse, reader: treeReader) { key, value in
+        try BTree(root: entry.root, owner: .history).scan(range, reverse: reverse, reader: collectionReader) { key, value in
             try body(Array(key), try resolve(value))
         }
     }
 
     package func collectionNames() throws -> [String] {
         var names: [String] = []
-        try catalogTree.scan(.all, reverse: false, reader: treeReader) { key, _ in
+        try catalogTree.scan(.all, reverse: false, reader: collectionReader) { key, _ in
             names.append(String(decoding: key, as: UTF8.self))
             return true
         }

@@ -48,28 +48,9 @@ enum FreeTree {
     }
 }
 
-/// The history index maps a root id (8 bytes, big-endian) to its root page (page, birth).
+/// The history index maps a root id (8 bytes, big-endian) to its ``HistoryEntry``.
 enum HistoryIndex {
-    static func key(_ root: TransactionID) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: 8)
-        key.withUnsafeMutableBytes { raw in raw.storeLittleEndian(root.rawValue.byteSwapped, at: 0) }
-        return key
-    }
+    static func key(_ root: TransactionID) -> [UInt8] { IndexKey.id(root.rawValue) }
 
-    static func root(of key: UnsafeRawBufferPointer) -> TransactionID {
-        TransactionID(key.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped)
-    }
-
-    static func value(_ rootPage: PageReference) -> LeafValue {
-        var bytes = [UInt8](repeating: 0, count: PageReference.byteCount)
-        bytes.withUnsafeMutableBytes { raw in raw.storeReference(rootPage, at: 0) }
-        return .inline(bytes)
-    }
-
-    static func rootPage(from value: LeafValue, page: PageID) throws -> PageReference {
-        guard case .inline(let bytes) = value, bytes.count == PageReference.byteCount else {
-            throw StoreError.malformedPage(page: page, reason: "history index entry is malformed")
-        }
-        return bytes.withUnsafeBytes { $0.loadReference(at: 0) }
-    }
+    static func root(of key: UnsafeRawBufferPointer) -> TransactionID { TransactionID(IndexKey.first(of: key)) }
 }

@@ -24,6 +24,8 @@ package final class ReadTransaction: CollectionReadingBase {
     /// The root this transaction reads.
     package var root: RootRecord { snapshot.head }
 
+    var collectionReader: SnapshotReader { treeReader }
+
     func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry? { try catalogEntry(name) }
 
     /// Ends the transaction and unpins its root. Safe to call more than once.

@@ -65,6 +65,9 @@ enum Recovery {
                     slots: SlotBook(chosenSlot: candidate.index, slot: candidate.slot, highestSequence: highest, snapshot: snapshot),
                     checkedPages: !candidate.slot.isVerified)
             } catch let error as StoreError where error.isDamage {
+                if case .pageOutOfRange(let page, _) = error, (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount {
+                    shortfall = max(shortfall ?? 0, (page.rawValue + 1) * UInt64(pageFile.pageSize))
+                }
                 continue
             }
         }
@@ -93,11 +96,31 @@ enum Recovery {
                     _ = try pageFile.read(page, kind: nil, pageCount: pageCount, cached: false)
                 }
             }
-            for tree in [record.historyIndex, record.freeTree] {
+            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex] {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
+            try validateMergedLists(record, reader: reader)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
             next = record.previous
+        }
+    }
+
+    /// Merged lifetime lists written by this transaction hang off history entries in leaves it
+    /// wrote; read (and so verify) each of their chunks.
+    private static func validateMergedLists(_ state: StateRecord, reader: SnapshotReader) throws {
+        var leaves: [PageReference] = []
+        try TreePages.forEach(in: state.historyIndex, reader: reader, bornIn: state.transaction) { page, kind in
+            if kind == .leaf { leaves.append(page) }
+        }
+        for leaf in leaves {
+            guard case .leafPage(let view) = try reader.node(leaf) else { continue }
+            for index in 0..<view.count {
+                let entry = try HistoryEntry.decode(view.value(at: index), page: leaf.page)
+                for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
+                where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
+                    _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
+                }
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ extension Store {
         do {
             let file = try PosixFile(path: path, create: true)
             do {
-                try writeInitialImage(to: file, pageSize: pageSize)
+                try writeInitialImage(to: file, pageSize: pageSize, options: options)
                 try PosixFile.synchronizeDirectory(containing: path)
             } catch {
                 _ = Platform.removeFile(path)
@@ -51,7 +51,7 @@ extension Store {
     package static func create(in file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
-        do { try writeInitialImage(to: file, pageSize: pageSize) } catch let error as IOError { throw StoreError.io(error) }
+        do { try writeInitialImage(to: file, pageSize: pageSize, options: options) } catch let error as IOError { throw StoreError.io(error) }
         return try open(file: file, options: options)
     }
 
@@ -103,12 +103,14 @@ extension Store {
         return store
     }
 
-    /// Page 0 (preamble and slot 0), then root 1 (empty), state 1, and the history index leaf.
-    static func writeInitialImage(to file: any StoreFile, pageSize: Int) throws {
+    /// Page 0 (preamble and slot 0), then root 1 (empty), state 1, the history index leaf and
+    /// the time index leaf.
+    static func writeInitialImage(to file: any StoreFile, pageSize: Int, options: StoreOptions) throws {
         let first = TransactionID(1)
         let rootReference = PageReference(page: PageID(1), birth: first)
         let stateReference = PageReference(page: PageID(2), birth: first)
         let historyReference = PageReference(page: PageID(3), birth: first)
+        let timeReference = PageReference(page: PageID(4), birth: first)
 
         var generator = SystemRandomNumberGenerator()
         let identifier = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -126,20 +128,29 @@ extension Store {
             .encode(into: root.bytes)
         root.seal(kind: .root, page: rootReference.page, birth: first)
 
-        let state = PageBuffer(pageSize: pageSize)
-        StateRecord(
+        let entry = HistoryEntry(
+            rootPage: rootReference, historyParent: .none, lineageParent: .none, redoTarget: .none, depth: 0,
+            timeMilliseconds: now, deadList: .empty, newList: .empty, deadListIsRootOwned: true, newListIsRootOwned: true)
+        var state = StateRecord(
             transaction: first, previous: .none, syncedTransaction: first, head: rootReference,
-            historyIndex: historyReference, freeTree: .none, pageCount: 4, tail: first, retainedRootCount: 1,
-            freePageCount: 0
-        ).encode(into: state.bytes)
-        state.seal(kind: .state, page: stateReference.page, birth: first)
+            historyIndex: historyReference, freeTree: .none, pageCount: 5, tail: first, retainedRootCount: 1,
+            freePageCount: 0)
+        state.timeIndex = timeReference
+        state.retention = options.retention
+        state.dropsUndoneBranches = options.dropsUndoneBranches
+        let statePage = PageBuffer(pageSize: pageSize)
+        state.encode(into: statePage.bytes)
+        statePage.seal(kind: .state, page: stateReference.page, birth: first)
 
         let history = PageBuffer(pageSize: pageSize)
-        let leaf = LeafNode(keys: [HistoryIndex.key(first)], values: [HistoryIndex.value(rootReference)])
-        NodeLayout.encode(leaf, into: history)
+        NodeLayout.encode(LeafNode(keys: [HistoryIndex.key(first)], values: [entry.encoded()]), into: history)
         history.seal(kind: .leaf, page: historyReference.page, birth: first, count: 1)
 
-        for (index, page) in [header, root, state, history].enumerated() {
+        let times = PageBuffer(pageSize: pageSize)
+        NodeLayout.encode(LeafNode(keys: [HistoryTrees.timeKey(entry)], values: [.inline([])]), into: times)
+        times.seal(kind: .leaf, page: timeReference.page, birth: first, count: 1)
+
+        for (index, page) in [header, root, statePage, history, times].enumerated() {
             try file.write(UnsafeRawBufferPointer(page.bytes), at: UInt64(index * pageSize))
         }
         try file.synchronize()

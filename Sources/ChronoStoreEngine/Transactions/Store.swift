@@ -12,10 +12,10 @@ package final class Store: @unchecked Sendable {
     let coordination: CoordinationFile?
     let writerGate = WriterGate()
 
-    private let lock = Lock()
+    let lock = Lock()
     // Guarded by `lock`:
     private var published: StoreSnapshot
-    private var pins: [TransactionID: Int] = [:]
+    var pins: [TransactionID: Int] = [:]
     private var failure: IOError?
     private var isClosed = false
     private var slots: SlotBook
@@ -86,7 +86,7 @@ package final class Store: @unchecked Sendable {
         }
     }
 
-    private func advertiseLocked() {
+    func advertiseLocked() {
         coordination?.advertiseOldestRead(pins.keys.min()?.rawValue ?? 0)
     }
 
@@ -143,15 +143,11 @@ package final class Store: @unchecked Sendable {
     }
 
     private func pinnedRootsLocked() -> PinnedRoots {
-        var oldest = pins.keys.min()
-        if let other = coordination?.oldestReadByOtherProcesses() {
-            oldest = min(oldest ?? TransactionID(other), TransactionID(other))
-        }
+        var pinned = PinnedRoots(roots: Set(pins.keys))
+        if let other = coordination?.oldestReadByOtherProcesses() { pinned.everythingFrom = TransactionID(other) }
         // Until a sync, a crash falls back to the synced state, so its head must stay readable.
-        if slots.syncedTransaction < published.transaction {
-            oldest = min(oldest ?? slots.syncedHead, slots.syncedHead)
-        }
-        return PinnedRoots(oldest: oldest)
+        if slots.syncedTransaction < published.transaction { pinned.roots.insert(slots.syncedHead) }
+        return pinned
     }
 
     /// Whether the next commit syncs: always in durable mode, every `checkpointInterval`
@@ -227,8 +223,10 @@ package final class Store: @unchecked Sendable {
     package func synchronize() throws {
         writerGate.acquire()
         defer { writerGate.release() }
-        try coordination?.lockWriter()
+        do { try coordination?.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
         defer { coordination?.unlockWriter() }
+        // Another process may have committed since: never mark an older state over its slot.
+        try refreshForWriter()
         try makePublishedDurable()
     }
 

@@ -20,13 +20,21 @@ package struct StoreOptions: Sendable, Equatable {
     package var cacheByteCount: Int
     /// In ``Durability/deferred`` mode, how many commits may pass between syncs.
     package var checkpointInterval: Int
-    /// How many old roots one commit prunes at most; the rest wait for later commits.
+    /// How many history entries one commit examines for pruning at most; the rest wait for
+    /// later commits.
     package var pruneBatchLimit: Int
+    /// For a new store: how much history to keep (changeable later with ``Store/setRetention(_:)``).
+    package var retention: RetentionPolicy
+    /// For a new store: drop an undone branch as soon as a new commit branches off.
+    package var dropsUndoneBranches: Bool
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,
-        checkpointInterval: Int = 64, pruneBatchLimit: Int = 64
+        checkpointInterval: Int = 64, pruneBatchLimit: Int = 64, retention: RetentionPolicy = .lastRoots(1000),
+        dropsUndoneBranches: Bool = false
     ) {
+        self.retention = retention
+        self.dropsUndoneBranches = dropsUndoneBranches
         self.pageSize = pageSize
         self.durability = durability
         self.cacheByteCount = cacheByteCount

@@ -1,11 +1,5 @@
 // Page allocation: reuse released pages once safe, else extend the file; settle the free tree.
 
-/// Roots that must stay readable while a commit prunes: the oldest one pinned by a reader in
-/// any process, or by the durable fallback state.
-package struct PinnedRoots: Sendable {
-    package var oldest: TransactionID?
-}
-
 /// What the allocator of one write transaction tracks.
 struct AllocatorState {
     /// The free tree as of the base state; allocation consumes its entries in key order.

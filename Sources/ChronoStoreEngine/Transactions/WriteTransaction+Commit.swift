@@ -1,20 +1,43 @@
-// Commit: fold edits into a new root and state, settle free space, write, sync once, publish.
+// Commit: fold edits into a new root (or move the head), prune, settle free space, write, sync.
+
+/// What a write transaction changes besides collection contents.
+struct PendingHistoryChange {
+    /// Move the head to this existing root instead of committing a new one (undo, redo).
+    var headMove: TransactionID?
+    /// Redo targets to set, as (root, target) pairs, with a head move.
+    var redoTargets: [(TransactionID, TransactionID)] = []
+    /// The root a revert copied its trees from: the new root's lineage parent.
+    var contentSource: TransactionID?
+    /// Commit a new root even though no page changed (a revert to identical contents).
+    var forceRoot = false
+    var retention: RetentionPolicy?
+    var dropsUndoneBranches: Bool?
+    var pruneMode: PruneMode?
+    /// A state must be written even though nothing else changed (retention, prune, clear).
+    var forceState = false
+
+    var isEmpty: Bool {
+        headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
+            && pruneMode == nil && !forceState
+    }
+}
 
 extension WriteTransaction {
-    var hasChanges: Bool { !dirty.isEmpty || !invalidated.isEmpty || !collections.isEmpty }
+    var hasChanges: Bool { !dirty.isEmpty || !invalidated.isEmpty || !collections.isEmpty || !history.isEmpty }
+    var makesRoot: Bool { history.headMove == nil && (!dirty.isEmpty || !invalidated.isEmpty || !collections.isEmpty || history.forceRoot || history.contentSource != nil) }
 
     /// Makes every edit of this transaction durable (in durable mode) and visible, as one new root.
     ///
     /// Steps:
-    /// 1. fold the edited collections into the catalog tree;
-    /// 2. allocate the root and state pages;
-    /// 3. prune roots nothing retains, and add the new root to the history index;
-    /// 4. build the root page with its deadlist and introduced list;
-    /// 5. settle the free tree;
-    /// 6. build the state record;
-    /// 7. hand the sealed pages to the store, which writes them, writes a header slot and syncs once.
+    /// 1. fold the edited collections into the catalog tree and lay out the new root page with its
+    ///    deadlist and introduced list (or, for undo and redo, pick the existing root to move to);
+    /// 2. record the root in the history indexes and update redo targets;
+    /// 3. drop an undone branch (when the store is set to) and prune what retention lets go;
+    /// 4. settle the free tree;
+    /// 5. build the state record;
+    /// 6. hand the sealed pages to the store, which writes them, writes a header slot and syncs once.
     ///
-    /// - Returns: the new root's id, or nil when the transaction changed nothing.
+    /// - Returns: the new head's root id, or nil when the transaction changed nothing.
     /// - Throws: ``StoreError/writesDisabledAfterSyncFailure(underlying:)`` when the sync fails
     ///   (the store then refuses writes until reopened), or an I/O or damage error; on any error
     ///   the store is unchanged.
@@ -36,11 +59,74 @@ extension WriteTransaction {
         markFinished()
         // Publishing releases the writer whether it succeeds or throws.
         try store.publishCommit(self, pages: sealed.pages, snapshot: sealed.snapshot, syncs: syncs)
-        return transaction
+        return sealed.snapshot.head.transaction
     }
 
     private func buildCommit(syncs: Bool) throws -> (pages: [PageBuffer], snapshot: StoreSnapshot) {
-        // 1. Fold collection edits into the catalog.
+        var trees = HistoryTrees(state: base.state)
+        guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
+            throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
+        }
+        let statePage = PageReference(page: try takeFreePage(), birth: transaction)
+        releasePage(base.stateReference, owner: .system)
+        let retention = history.retention ?? base.state.retention
+        let dropsUndone = history.dropsUndoneBranches ?? base.state.dropsUndoneBranches
+        var retainedDelta = 0
+        let head: HistoryEntry
+        let headRecord: RootRecord
+        if makesRoot {
+            // 1–2. The new root and its history entries.
+            let (record, entry) = try buildRoot()
+            let undoneBranch = baseHead.redoTarget
+            baseHead.redoTarget = transaction
+            try trees.setEntry(baseHead, editor: self)
+            try trees.insert(entry, editor: self)
+            retainedDelta += 1
+            head = entry
+            headRecord = record
+            // 3. An undone branch is dropped at once when the store is set to.
+            if dropsUndone, undoneBranch != .none, undoneBranch != transaction {
+                retainedDelta -= try dropBranch(from: undoneBranch, &trees)
+            }
+        } else {
+            let target = history.headMove ?? base.head.transaction
+            for (root, redoTarget) in history.redoTargets {
+                guard var entry = try trees.entry(root, reader: self) else { throw StoreError.rootNotRetained(root) }
+                entry.redoTarget = redoTarget
+                try trees.setEntry(entry, editor: self)
+            }
+            guard let entry = try trees.entry(target, reader: self) else { throw StoreError.rootNotRetained(target) }
+            head = entry
+            headRecord = try LoadedRoot(entry.rootPage, reader: self).record
+        }
+        // 3. Retention.
+        let mode = history.pruneMode ?? (makesRoot ? .automatic(limit: store.options.pruneBatchLimit) : PruneMode.none)
+        let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
+        retainedDelta -= prunedCount
+        // 4. Free space.
+        try settleFreeTree()
+        // 5. The state record.
+        var state = StateRecord(
+            transaction: transaction, previous: base.stateReference,
+            syncedTransaction: store.syncedTransactionForCommit(base: base.transaction, syncs: syncs),
+            head: head.rootPage, historyIndex: trees.entries.root, freeTree: allocator.freeTree.root,
+            pageCount: allocator.nextPage, tail: try oldestRoot(in: trees),
+            retainedRootCount: UInt64(Int64(base.state.retainedRootCount) + Int64(retainedDelta)),
+            freePageCount: freePageCountAfterCommit)
+        state.lineageIndex = trees.lineage.root
+        state.timeIndex = trees.times.root
+        state.retention = retention
+        state.dropsUndoneBranches = dropsUndone
+        state.pruneCursor = cursor
+        let stateBuffer = PageBuffer(pageSize: pageSize)
+        state.encode(into: stateBuffer.bytes)
+        setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
+        // 6. Seal every page.
+        return (sealAll(), StoreSnapshot(stateReference: statePage, state: state, head: headRecord))
+    }
+
+    /// Folds collection edits into the catalog and lays out the new root page.
+    private func buildRoot() throws -> (RootRecord, HistoryEntry) {
         for name in collections.keys.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
             let state = collections[name]!
             if state.exists {
@@ -50,35 +136,30 @@ extension WriteTransaction {
                 _ = try catalogTree.remove(name, editor: self)
             }
         }
-        // 2. The root and state pages; the previous state page is superseded.
         let rootPage = PageReference(page: try takeFreePage(), birth: transaction)
-        let statePage = PageReference(page: try takeFreePage(), birth: transaction)
-        releasePage(base.stateReference, owner: .system)
-        // 3. Retention, then the history index entry for the new root.
-        var history = BTree(root: base.state.historyIndex, owner: .system)
-        let (tail, prunedCount) = try pruneRoots(history: &history, limit: store.options.pruneBatchLimit)
-        _ = try history.put(HistoryIndex.key(transaction), HistoryIndex.value(rootPage), editor: self)
-        // 4. The root page.
-        let rootRecord = RootRecord(
-            transaction: transaction, parent: base.stateHeadReference, timeMilliseconds: Clock.nowMilliseconds(),
-            catalog: catalogTree.root, label: label)
-        let rootBuffer = try buildRootPage(rootRecord, on: rootPage.page)
-        // 5. Free space.
-        try settleFreeTree()
-        // 6. The state record.
-        let state = StateRecord(
-            transaction: transaction, previous: base.stateReference, syncedTransaction: store.syncedTransactionForCommit(base: base.transaction, syncs: syncs),
-            head: rootPage, historyIndex: history.root, freeTree: allocator.freeTree.root,
-            pageCount: allocator.nextPage, tail: tail,
-            retainedRootCount: base.state.retainedRootCount + 1 - UInt64(prunedCount),
-            freePageCount: freePageCountAfterCommit)
-        let stateBuffer = PageBuffer(pageSize: pageSize)
-        state.encode(into: stateBuffer.bytes)
-        setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
-        // 7. Seal every page.
-        let decodedRoot = try RootRecord.decode(rootBuffer.sealedForDecoding(page: rootPage.page, birth: transaction))
-        let snapshot = StoreSnapshot(stateReference: statePage, state: state, head: decodedRoot)
-        return (sealAll(), snapshot)
+        var record = RootRecord(
+            transaction: transaction, parent: base.state.head,
+            timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
+            label: label)
+        record.contentSource = history.contentSource ?? .none
+        let buffer = try buildRootPage(record, on: rootPage.page)
+        let decoded = try RootRecord.decode(buffer.sealedForDecoding(page: rootPage.page, birth: transaction))
+        let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
+        let entry = HistoryEntry(
+            rootPage: rootPage, historyParent: base.head.transaction,
+            lineageParent: history.contentSource ?? base.head.transaction, redoTarget: .none, depth: baseDepth + 1,
+            timeMilliseconds: decoded.timeMilliseconds, deadList: decoded.invalidated, newList: decoded.introduced,
+            deadListIsRootOwned: true, newListIsRootOwned: true)
+        return (decoded, entry)
+    }
+
+    private func oldestRoot(in trees: HistoryTrees) throws -> TransactionID {
+        var oldest = TransactionID.none
+        try trees.entries.scan(.all, reverse: false, reader: self) { key, _ in
+            oldest = HistoryIndex.root(of: key)
+            return false
+        }
+        return oldest
     }
 
     /// Lays out the root page: fixed fields, label, and each list inline when it fits.
@@ -141,11 +222,6 @@ extension WriteTransaction {
         }
         return pages
     }
-}
-
-extension StoreSnapshot {
-    /// The head root as a reference (the parent of the next commit).
-    var stateHeadReference: PageReference { state.head }
 }
 
 extension PageBuffer {

@@ -20,6 +20,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var collections: [[UInt8]: CollectionState] = [:]
     /// An optional "action name" recorded in the new root.
     package var label: String?
+    /// History changes (head moves, reverts, retention) this transaction makes.
+    var history = PendingHistoryChange()
 
     // Pages written by this transaction, by page number.
     var dirty: [PageID: DirtyPage] = [:]
@@ -47,6 +49,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     // MARK: - Reading, with this transaction's edits visible
 
     var pageCount: UInt64 { allocator.nextPage }
+    /// Reads see this transaction's own edits.
+    var collectionReader: WriteTransaction { self }
 
     func node(_ reference: PageReference) throws -> NodeRead {
         if reference.birth == transaction, let page = dirty[reference.page] {

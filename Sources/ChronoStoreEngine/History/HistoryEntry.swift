@@ -1,0 +1,88 @@
+// The history index's value for one retained root: links, redo target, and its lifetime lists.
+
+/// What the history index stores for each retained root.
+///
+/// Value layout (little-endian, 112 bytes):
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 16 | root page (page, birth = root id) |
+/// | 16 | 8 | history parent: the head this root was committed on (0 = none); undo goes there |
+/// | 24 | 8 | lineage parent: the nearest retained root whose trees this root's trees were derived from (0 = none) |
+/// | 32 | 8 | redo target: the child it was most recently undone from, or its newest child (0 = none) |
+/// | 40 | 8 | depth: number of history parents above it |
+/// | 48 | 8 | commit time, milliseconds since 1970 |
+/// | 56 | 24 | dead list: pages alive at the lineage parent that died on the way to this root |
+/// | 80 | 24 | new list: pages born after the lineage parent and alive at this root |
+/// | 104 | 4 | flags: bit 0 = dead list is the root page's own invalidated list, bit 1 = new list is its introduced list |
+/// | 108 | 4 | reserved (0) |
+///
+/// A list whose flag is clear is a chain of list chunks owned by the history index, written when
+/// a pruned root's lists were merged into this one (its first chunk's birth says when).
+package struct HistoryEntry: Equatable, Sendable {
+    static let byteCount = 112
+
+    package var rootPage: PageReference
+    package var historyParent: TransactionID
+    package var lineageParent: TransactionID
+    package var redoTarget: TransactionID
+    package var depth: UInt64
+    package var timeMilliseconds: Int64
+    var deadList: ListDescriptor
+    var newList: ListDescriptor
+    var deadListIsRootOwned: Bool
+    var newListIsRootOwned: Bool
+
+    package var root: TransactionID { rootPage.birth }
+
+    func encoded() -> LeafValue {
+        var bytes = [UInt8](repeating: 0, count: Self.byteCount)
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeReference(rootPage, at: 0)
+            raw.storeLittleEndian(historyParent.rawValue, at: 16)
+            raw.storeLittleEndian(lineageParent.rawValue, at: 24)
+            raw.storeLittleEndian(redoTarget.rawValue, at: 32)
+            raw.storeLittleEndian(depth, at: 40)
+            raw.storeLittleEndian(timeMilliseconds, at: 48)
+            RootRecord.store(deadList, into: raw, at: 56)
+            RootRecord.store(newList, into: raw, at: 80)
+            raw.storeLittleEndian(UInt32((deadListIsRootOwned ? 1 : 0) | (newListIsRootOwned ? 2 : 0)), at: 104)
+        }
+        return .inline(bytes)
+    }
+
+    static func decode(_ value: LeafValue, page: PageID) throws -> HistoryEntry {
+        guard case .inline(let bytes) = value, bytes.count == byteCount else {
+            throw StoreError.malformedPage(page: page, reason: "history index entry has the wrong size")
+        }
+        return bytes.withUnsafeBytes { raw in
+            let flags: UInt32 = raw.loadLittleEndian(at: 104)
+            return HistoryEntry(
+                rootPage: raw.loadReference(at: 0),
+                historyParent: TransactionID(raw.loadLittleEndian(at: 16, as: UInt64.self)),
+                lineageParent: TransactionID(raw.loadLittleEndian(at: 24, as: UInt64.self)),
+                redoTarget: TransactionID(raw.loadLittleEndian(at: 32, as: UInt64.self)),
+                depth: raw.loadLittleEndian(at: 40),
+                timeMilliseconds: raw.loadLittleEndian(at: 48),
+                deadList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 56),
+                newList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 80),
+                deadListIsRootOwned: flags & 1 != 0, newListIsRootOwned: flags & 2 != 0)
+        }
+    }
+}
+
+/// Keys of the engine's small index trees.
+enum IndexKey {
+    /// A big-endian id, so byte order is numeric order.
+    static func id(_ value: UInt64) -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: 8)
+        key.withUnsafeMutableBytes { raw in raw.storeLittleEndian(value.byteSwapped, at: 0) }
+        return key
+    }
+
+    /// Two big-endian ids.
+    static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] { id(first) + id(second) }
+
+    static func first(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped }
+    static func second(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 8, as: UInt64.self).byteSwapped }
+}

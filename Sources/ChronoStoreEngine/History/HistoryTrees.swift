@@ -1,0 +1,78 @@
+// The three history indexes a write transaction edits: entries, lineage links, commit times.
+
+/// The history index (root id → entry), the lineage index ((lineage parent, child) → nothing)
+/// and the time index ((commit time, root id) → nothing), as one write transaction edits them.
+struct HistoryTrees {
+    var entries: BTree
+    var lineage: BTree
+    var times: BTree
+
+    init(state: StateRecord) {
+        entries = BTree(root: state.historyIndex, owner: .system)
+        lineage = BTree(root: state.lineageIndex, owner: .system)
+        times = BTree(root: state.timeIndex, owner: .system)
+    }
+
+    func entry(_ root: TransactionID, reader: some TreeReading) throws -> HistoryEntry? {
+        guard let value = try entries.lookup(HistoryIndex.key(root), reader: reader) else { return nil }
+        return try HistoryEntry.decode(value, page: entries.root.page)
+    }
+
+    mutating func setEntry(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        _ = try entries.put(HistoryIndex.key(entry.root), entry.encoded(), editor: editor)
+    }
+
+    /// Adds a new root's entry and its lineage and time links.
+    mutating func insert(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        try setEntry(entry, editor: editor)
+        if entry.lineageParent != .none {
+            _ = try lineage.put(IndexKey.pair(entry.lineageParent.rawValue, entry.root.rawValue), .inline([]), editor: editor)
+        }
+        _ = try times.put(Self.timeKey(entry), .inline([]), editor: editor)
+    }
+
+    /// Removes a root's entry and its links (its children must have been re-linked first).
+    mutating func remove(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        _ = try entries.remove(HistoryIndex.key(entry.root), editor: editor)
+        if entry.lineageParent != .none {
+            _ = try lineage.remove(IndexKey.pair(entry.lineageParent.rawValue, entry.root.rawValue), editor: editor)
+        }
+        _ = try times.remove(Self.timeKey(entry), editor: editor)
+    }
+
+    mutating func relink(child: TransactionID, from oldParent: TransactionID, to newParent: TransactionID, editor: some TreeEditing) throws {
+        if oldParent != .none { _ = try lineage.remove(IndexKey.pair(oldParent.rawValue, child.rawValue), editor: editor) }
+        if newParent != .none { _ = try lineage.put(IndexKey.pair(newParent.rawValue, child.rawValue), .inline([]), editor: editor) }
+    }
+
+    /// The retained roots whose lineage parent is `root`.
+    func lineageChildren(of root: TransactionID, reader: some TreeReading) throws -> [TransactionID] {
+        var children: [TransactionID] = []
+        let range = KeyRange(
+            lower: KeyBound(IndexKey.pair(root.rawValue, 0), inclusive: true),
+            upper: KeyBound(IndexKey.pair(root.rawValue, UInt64.max), inclusive: true))
+        try lineage.scan(range, reverse: false, reader: reader) { key, _ in
+            children.append(TransactionID(IndexKey.second(of: key)))
+            return true
+        }
+        return children
+    }
+
+    /// The newest retained root committed at or before `milliseconds`.
+    func newestRoot(atOrBefore milliseconds: Int64, reader: some TreeReading) throws -> TransactionID? {
+        var found: TransactionID?
+        let range = KeyRange(upper: KeyBound(IndexKey.pair(Self.timeValue(milliseconds), UInt64.max), inclusive: true))
+        try times.scan(range, reverse: true, reader: reader) { key, _ in
+            found = TransactionID(IndexKey.second(of: key))
+            return false
+        }
+        return found
+    }
+
+    static func timeKey(_ entry: HistoryEntry) -> [UInt8] {
+        IndexKey.pair(timeValue(entry.timeMilliseconds), entry.root.rawValue)
+    }
+
+    /// Times before 1970 sort first (clamped to 0).
+    static func timeValue(_ milliseconds: Int64) -> UInt64 { UInt64(max(milliseconds, 0)) }
+}

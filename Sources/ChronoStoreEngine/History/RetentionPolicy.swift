@@ -1,0 +1,44 @@
+// Which roots history keeps: the last N, those younger than N days, or all of them.
+
+/// How much history a store keeps. Snapshots and roots that open readers hold are always kept.
+package enum RetentionPolicy: Equatable, Sendable, CustomStringConvertible {
+    /// Keep every root until ``Store/clearHistory()``.
+    case limitless
+    /// Keep the head and the `count - 1` roots before it on its history line (undo depth).
+    case lastRoots(Int)
+    /// Keep roots committed within the last `days` days (the head is always kept).
+    case days(Int)
+
+    var kindByte: UInt8 {
+        switch self {
+        case .limitless: 0
+        case .lastRoots: 1
+        case .days: 2
+        }
+    }
+
+    var parameter: UInt64 {
+        switch self {
+        case .limitless: 0
+        case .lastRoots(let count): UInt64(max(count, 1))
+        case .days(let days): UInt64(max(days, 0))
+        }
+    }
+
+    static func decode(kind: UInt8, parameter: UInt64, page: PageID) throws -> RetentionPolicy {
+        switch kind {
+        case 0: return .limitless
+        case 1: return .lastRoots(Int(clamping: max(parameter, 1)))
+        case 2: return .days(Int(clamping: parameter))
+        default: throw StoreError.malformedPage(page: page, reason: "unknown retention policy \(kind)")
+        }
+    }
+
+    package var description: String {
+        switch self {
+        case .limitless: "all"
+        case .lastRoots(let count): "last:\(count)"
+        case .days(let days): "days:\(days)"
+        }
+    }
+}

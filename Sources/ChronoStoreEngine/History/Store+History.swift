@@ -1,0 +1,191 @@
+// History operations on a store: listing, as-of reads, undo, redo, revert, retention, pruning.
+
+/// One retained root as history lists it.
+package struct HistoryItem: Equatable, Sendable {
+    package var id: TransactionID
+    package var parent: TransactionID?
+    package var timeMilliseconds: Int64
+    package var label: String?
+    /// Pages the commit wrote plus pages it replaced.
+    package var pagesChanged: Int
+    package var isHead: Bool
+    /// A retained root no other retained root was committed on, off the head's line.
+    package var isBranchTip: Bool
+    /// For a revert, the root whose contents it took.
+    package var revertedTo: TransactionID?
+}
+
+/// Which root a read transaction should see.
+package enum RootSelector: Equatable, Sendable {
+    case head
+    case root(TransactionID)
+    /// The newest retained root committed at or before this time (milliseconds since 1970).
+    case time(Int64)
+}
+
+extension Store {
+    /// The retained roots, newest first: the head and its ancestors, or every retained root
+    /// (`allBranches`). Cost: O(roots listed).
+    package func history(allBranches: Bool = false) throws -> [HistoryItem] {
+        let reader = try beginRead()
+        defer { reader.close() }
+        let trees = HistoryTrees(state: reader.snapshot.state)
+        var entries: [TransactionID: HistoryEntry] = [:]
+        try trees.entries.scan(.all, reverse: false, reader: reader.treeReader) { _, value in
+            let entry = try HistoryEntry.decode(value, page: trees.entries.root.page)
+            entries[entry.root] = entry
+            return true
+        }
+        let head = reader.snapshot.head.transaction
+        var mainLine: [TransactionID] = []
+        var cursor: TransactionID? = head
+        while let id = cursor, let entry = entries[id] {
+            mainLine.append(id)
+            cursor = entry.historyParent == .none ? nil : entry.historyParent
+        }
+        let onMainLine = Set(mainLine)
+        let parents = Set(entries.values.map(\.historyParent))
+        let ids = allBranches ? entries.keys.sorted(by: >) : mainLine
+        return try ids.map { id in
+            let entry = entries[id]!
+            let root = try LoadedRoot(entry.rootPage, reader: reader.treeReader).record
+            return HistoryItem(
+                id: id, parent: entry.historyParent == .none ? nil : entry.historyParent,
+                timeMilliseconds: entry.timeMilliseconds, label: root.label,
+                pagesChanged: root.invalidated.count + root.introduced.count, isHead: id == head,
+                isBranchTip: !onMainLine.contains(id) && !parents.contains(id),
+                revertedTo: root.contentSource == .none ? nil : root.contentSource)
+        }
+    }
+
+    /// Starts a read transaction on a retained root, pinning it. Reads there cost the same as
+    /// at the head. O(log roots) to find the root.
+    /// - Throws: ``StoreError/rootNotRetained(_:)`` or ``StoreError/noRootAtOrBefore(milliseconds:)``.
+    package func beginRead(at selector: RootSelector) throws -> ReadTransaction {
+        if selector == .head { return try beginRead() }
+        // Pin the head first so the history index cannot change under the lookup.
+        let current = try beginRead()
+        defer { current.close() }
+        let trees = HistoryTrees(state: current.snapshot.state)
+        let id: TransactionID
+        switch selector {
+        case .head: id = current.snapshot.head.transaction
+        case .root(let root): id = root
+        case .time(let milliseconds):
+            guard let found = try trees.newestRoot(atOrBefore: milliseconds, reader: current.treeReader) else {
+                throw StoreError.noRootAtOrBefore(milliseconds: milliseconds)
+            }
+            id = found
+        }
+        pin(id)
+        do {
+            guard let entry = try trees.entry(id, reader: current.treeReader) else { throw StoreError.rootNotRetained(id) }
+            let record = try LoadedRoot(entry.rootPage, reader: current.treeReader).record
+            var snapshot = current.snapshot
+            snapshot.head = record
+            return ReadTransaction(store: self, snapshot: snapshot)
+        } catch {
+            unpin(id)
+            throw error
+        }
+    }
+
+    /// Moves the head back `steps` roots along its parents. Durable; O(steps), whatever the store size:
+    /// it writes only a state record and the history entries it touches.
+    /// - Returns: the new head.
+    /// - Throws: ``StoreError/cannotUndo(steps:available:)`` when history runs out first.
+    @discardableResult
+    package func undo(steps: Int = 1) throws -> TransactionID {
+        precondition(steps >= 1, "undo needs at least one step")
+        return try changeHistory { transaction, trees in
+            var current = transaction.base.head.transaction
+            for step in 0..<steps {
+                guard let entry = try trees.entry(current, reader: transaction), entry.historyParent != .none,
+                    try trees.entry(entry.historyParent, reader: transaction) != nil
+                else { throw StoreError.cannotUndo(steps: steps, available: step) }
+                transaction.history.redoTargets.append((entry.historyParent, current))
+                current = entry.historyParent
+            }
+            transaction.history.headMove = current
+        }
+    }
+
+    /// Moves the head forward to its redo target. Durable; O(1) in store size.
+    /// - Throws: ``StoreError/cannotRedo`` when the head has no retained redo target.
+    @discardableResult
+    package func redo() throws -> TransactionID {
+        try changeHistory { transaction, trees in
+            guard let entry = try trees.entry(transaction.base.head.transaction, reader: transaction),
+                entry.redoTarget != .none, try trees.entry(entry.redoTarget, reader: transaction) != nil
+            else { throw StoreError.cannotRedo }
+            transaction.history.headMove = entry.redoTarget
+        }
+    }
+
+    /// Commits a new root whose contents equal `root`'s. O(1): the new root points at that
+    /// root's trees. The revert is itself a commit, so it can be undone.
+    /// - Returns: the new root.
+    @discardableResult
+    package func revert(to root: TransactionID, label: String? = nil) throws -> TransactionID {
+        try changeHistory(label: label) { transaction, trees in
+            guard let entry = try trees.entry(root, reader: transaction) else { throw StoreError.rootNotRetained(root) }
+            let record = try LoadedRoot(entry.rootPage, reader: transaction).record
+            transaction.catalogTree = BTree(root: record.catalog, owner: .history)
+            transaction.history.contentSource = root
+            transaction.history.forceRoot = true
+        }
+    }
+
+    /// Applies the retention policy to every root now. Returns how many roots were dropped.
+    @discardableResult
+    package func prune() throws -> Int {
+        try pruneAll(mode: .exhaustive)
+    }
+
+    /// Drops every root except the head (and roots readers or snapshots hold).
+    @discardableResult
+    package func clearHistory() throws -> Int {
+        try pruneAll(mode: .clear)
+    }
+
+    /// Changes the retention policy (and optionally the undone-branch setting). Takes effect at
+    /// the next commit or ``prune()``.
+    package func setRetention(_ policy: RetentionPolicy, dropsUndoneBranches: Bool? = nil) throws {
+        _ = try changeHistory { transaction, _ in
+            transaction.history.retention = policy
+            transaction.history.dropsUndoneBranches = dropsUndoneBranches
+            transaction.history.forceState = true
+        }
+    }
+
+    private func pruneAll(mode: PruneMode) throws -> Int {
+        let before = try snapshot.state.retainedRootCount
+        _ = try changeHistory { transaction, _ in
+            transaction.history.pruneMode = mode
+            transaction.history.forceState = true
+        }
+        return Int(before) - Int(try snapshot.state.retainedRootCount)
+    }
+
+    /// Runs a history change in a write transaction and commits it.
+    private func changeHistory(
+        label: String? = nil, _ body: (WriteTransaction, HistoryTrees) throws -> Void
+    ) throws -> TransactionID {
+        let transaction = try beginWrite()
+        transaction.label = label
+        do {
+            try body(transaction, HistoryTrees(state: transaction.base.state))
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        return try transaction.commit() ?? transaction.base.head.transaction
+    }
+
+    func pin(_ root: TransactionID) {
+        lock.withLock {
+            pins[root, default: 0] += 1
+            advertiseLocked()
+        }
+    }
+}
