@@ -45,8 +45,8 @@ package struct CrashSimulator {
     package func operationCount(_ workload: (Store, FaultInjectingFile) throws -> Void) throws -> Int {
         let file = FaultInjectingFile(name: "count")
         let store = try Store.create(in: file, options: options)
-        let before = file.writeCount + file.syncCount
+        let before = file.writeCount + file.syncCount + file.truncateCount
         try workload(store, file)
-        return file.writeCount + file.syncCount - before
+        return file.writeCount + file.syncCount + file.truncateCount - before
     }
 }

@@ -1,5 +1,6 @@
-// Crash simulation: crash at every file operation of random workloads, tear or drop unsynced
-// writes, reopen, and check that the store holds exactly a state it may hold.
+// Crash simulation: crash at every file operation of random workloads (commits and history
+// operations), tear or drop unsynced writes, reopen, and check that the store holds exactly a
+// state it may hold, that every retained root still reads as it did, and that it accepts commits.
 @testable import ChronoStoreEngine
 import ChronoStoreTestSupport
 import Testing
@@ -7,59 +8,113 @@ import Testing
 /// The contents of every collection: collection → key → value.
 typealias Contents = [String: [[UInt8]: [UInt8]]]
 
-/// A random sequence of transactions, replayable from its seed.
+/// What a workload has seen acknowledged, for judging a crash image.
+final class WorkloadRecord {
+    /// The contents of every root the workload saw committed.
+    var contentsByRoot: [TransactionID: Contents] = [TransactionID(1): [:]]
+    /// States the disk may hold after a crash now: from the newest synced one onwards.
+    var acceptable: [Contents] = [[:]]
+    /// The state the operation under way would produce.
+    var inFlight: Contents?
+
+    func attempt(_ contents: Contents) { inFlight = normalized(contents) }
+
+    func acknowledge(head: TransactionID, contents: Contents, synced: Bool) {
+        let contents = normalized(contents)
+        contentsByRoot[head] = contents
+        if synced { acceptable = [] }
+        acceptable.append(contents)
+        inFlight = nil
+    }
+
+    var acceptableAfterCrash: [Contents] { acceptable + (inFlight.map { [$0] } ?? []) }
+}
+
+/// A random sequence of commits and history operations, replayable from its seed.
 struct RandomWorkload {
     let seed: UInt64
-    let transactionCount: Int
+    let stepCount: Int
 
-    /// Runs the workload; after each commit returns, `committed` is called with the contents
-    /// and whether the commit synced. `attempting` is called before each commit.
     func run(
-        on store: Store, file: FaultInjectingFile,
-        attempting: (Contents) -> Void = { _ in }, committed: (Contents, Bool) -> Void = { _, _ in }
+        on store: Store, file: FaultInjectingFile, record: WorkloadRecord = WorkloadRecord(),
+        afterStep: (Store) throws -> Void = { _ in }
     ) throws {
         var generator = SeededGenerator(seed: seed)
-        var model: Contents = [:]
-        for _ in 0..<transactionCount {
-            var next = model
+        let durable = store.options.durability == .durable
+        for _ in 0..<stepCount {
             let syncsBefore = file.syncCount
-            let transaction = try store.beginWrite()
-            do {
-                let operations = Int.random(in: 1...40, using: &generator)
-                for _ in 0..<operations {
-                    let collection = ["alpha", "beta", "gamma"][Int.random(in: 0..<3, using: &generator)]
-                    let key = bytes("k\(Int.random(in: 0..<300, using: &generator))")
-                    if Int.random(in: 0..<4, using: &generator) == 0 {
-                        try transaction.delete(key, in: collection)
-                        next[collection]?[key] = nil
-                    } else {
-                        let size = Int.random(in: 0..<20, using: &generator) == 0
-                            ? Int.random(in: 2000..<30000, using: &generator) : Int.random(in: 1..<200, using: &generator)
-                        let value = generator.bytes(size)
-                        try transaction.put(key, value, in: collection)
-                        next[collection, default: [:]][key] = value
-                    }
-                }
-            } catch {
-                transaction.abort()
-                throw error
-            }
-            attempting(next)
-            try transaction.commit()
-            model = next
-            committed(model, file.syncCount > syncsBefore)
-            if Int.random(in: 0..<6, using: &generator) == 0 {
-                // An explicit sync (two syncs: data, then the verified mark).
+            let head = try store.snapshot.head.transaction
+            let current = record.contentsByRoot[head] ?? [:]
+            let choice = Int.random(in: 0..<100, using: &generator)
+            var expected = current
+            if choice < 62 {
+                try commit(on: store, current: current, expected: &expected, record: record, generator: &generator)
+            } else if choice < 74 {
+                let items = try store.history()
+                guard items.count > 1, let parent = items.first?.parent, let contents = record.contentsByRoot[parent] else { continue }
+                record.attempt(contents)
+                expected = contents
+                try store.undo()
+            } else if choice < 82 {
+                let items = try store.history()
+                guard let target = items.first?.redoTarget, let contents = record.contentsByRoot[target] else { continue }
+                record.attempt(contents)
+                expected = contents
+                try store.redo()
+            } else if choice < 89 {
+                let items = try store.history(allBranches: true)
+                let target = items[Int.random(in: 0..<items.count, using: &generator)].id
+                guard let contents = record.contentsByRoot[target] else { continue }
+                record.attempt(contents)
+                expected = contents
+                try store.revert(to: target, label: "revert")
+            } else if choice < 93 {
+                record.attempt(current)
+                try store.prune()
+            } else if choice < 95 {
+                record.attempt(current)
+                try store.clearHistory()
+            } else {
+                record.attempt(current)
                 try store.synchronize()
-                committed(model, true)
             }
+            let newHead = try store.snapshot.head.transaction
+            record.acknowledge(
+                head: newHead, contents: expected, synced: durable || file.syncCount > syncsBefore)
+            try afterStep(store)
         }
+    }
+
+    private func commit(
+        on store: Store, current: Contents, expected: inout Contents, record: WorkloadRecord,
+        generator: inout SeededGenerator
+    ) throws {
+        let transaction = try store.beginWrite()
+        do {
+            for _ in 0..<Int.random(in: 1...40, using: &generator) {
+                let collection = ["alpha", "beta", "gamma"][Int.random(in: 0..<3, using: &generator)]
+                let key = bytes("k\(Int.random(in: 0..<300, using: &generator))")
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    try transaction.delete(key, in: collection)
+                    expected[collection]?[key] = nil
+                } else {
+                    let size = Int.random(in: 0..<20, using: &generator) == 0
+                        ? Int.random(in: 2000..<30000, using: &generator) : Int.random(in: 1..<200, using: &generator)
+                    let value = generator.bytes(size)
+                    try transaction.put(key, value, in: collection)
+                    expected[collection, default: [:]][key] = value
+                }
+            }
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        record.attempt(expected)
+        try transaction.commit()
     }
 }
 
-func contents(of store: Store) throws -> Contents {
-    let reader = try store.beginRead()
-    defer { reader.close() }
+func contents(of reader: ReadTransaction) throws -> Contents {
     var result: Contents = [:]
     for name in try reader.collectionNames() {
         var collection: [[UInt8]: [UInt8]] = [:]
@@ -72,52 +127,50 @@ func contents(of store: Store) throws -> Contents {
     return result
 }
 
+func contents(of store: Store) throws -> Contents {
+    let reader = try store.beginRead()
+    defer { reader.close() }
+    return try contents(of: reader)
+}
+
 func normalized(_ contents: Contents) -> Contents { contents.filter { !$0.value.isEmpty } }
 
 @Suite("Crash recovery")
 struct CrashRecoveryTests {
     @Test(arguments: [Durability.durable, .deferred])
-    func reopeningAfterACrashAtAnyOperationYieldsAnAcceptableCommit(durability: Durability) throws {
+    func reopeningAfterACrashAtAnyOperationYieldsAnAcceptableState(durability: Durability) throws {
         let seed = SeededGenerator.seed()
         print("CrashRecoveryTests (\(durability)) seed: \(seed)")
         var seeds = SeededGenerator(seed: seed)
-        let simulator = CrashSimulator(durability: durability)
-        let targetPoints = Environment.soakEnabled ? 20_000 : 1_100
+        let targetPoints = Environment.soakEnabled ? 20_000 : 1_300
         var crashPoints = 0
-        var recoveredNewest = 0
         while crashPoints < targetPoints {
-            let workload = RandomWorkload(seed: seeds.next(), transactionCount: Int.random(in: 3...8, using: &seeds))
+            let simulator = CrashSimulator(
+                durability: durability, retention: [.lastRoots(3), .lastRoots(8), .limitless][Int.random(in: 0..<3, using: &seeds)])
+            let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...10, using: &seeds))
             let operations = try simulator.operationCount { store, file in try workload.run(on: store, file: file) }
             for crashAfter in 0..<operations {
                 crashPoints += 1
-                // States the disk may hold after the crash: from the newest synced one onwards.
-                var acceptable: [Contents] = [[:]]
-                var inFlight: Contents?
+                let record = WorkloadRecord()
                 let run = try simulator.run(crashAfter: crashAfter) { store, file in
-                    try workload.run(on: store, file: file, attempting: { inFlight = normalized($0) }) { model, synced in
-                        if synced || durability == .durable { acceptable = [] }
-                        acceptable.append(normalized(model))
-                        inFlight = nil
-                    }
+                    try workload.run(on: store, file: file, record: record)
                 }
-                if let inFlight { acceptable.append(inFlight) }
                 #expect(run.crashed)
                 var imageGenerator = SeededGenerator(seed: seeds.next())
                 let image = run.file.crashImage(using: &imageGenerator)
-                let failure = try checkRecovery(image: image, acceptable: acceptable, simulator: simulator)
-                if let failure {
+                if let failure = try checkRecovery(image: image, record: record, simulator: simulator) {
                     Issue.record("seed \(seed), workload \(workload.seed), crash after \(crashAfter) of \(operations): \(failure)")
                     return
                 }
-                if crashAfter == operations - 1 { recoveredNewest += 1 }
             }
         }
         print("CrashRecoveryTests (\(durability)): \(crashPoints) crash points checked")
         #expect(crashPoints >= targetPoints)
     }
 
-    /// Reopens a crash image and checks contents, integrity, and that it accepts a new commit.
-    private func checkRecovery(image: [UInt8], acceptable: [Contents], simulator: CrashSimulator) throws -> String? {
+    /// Reopens a crash image and checks contents, every retained root, integrity, and that the
+    /// store accepts and keeps a new commit.
+    private func checkRecovery(image: [UInt8], record: WorkloadRecord, simulator: CrashSimulator) throws -> String? {
         let file = FaultInjectingFile(name: "recovered", image: image)
         let store: Store
         do {
@@ -126,8 +179,14 @@ struct CrashRecoveryTests {
             return "reopen failed: \(error)"
         }
         let recovered = try contents(of: store)
-        guard acceptable.contains(recovered) else {
-            return "recovered contents match none of the \(acceptable.count) acceptable states"
+        guard record.acceptableAfterCrash.contains(recovered) else {
+            return "recovered contents match none of the \(record.acceptableAfterCrash.count) acceptable states"
+        }
+        for item in try store.history(allBranches: true) {
+            guard let expected = record.contentsByRoot[item.id] else { continue }  // the in-flight root
+            let reader = try store.beginRead(at: .root(item.id))
+            defer { reader.close() }
+            guard try contents(of: reader) == expected else { return "retained root \(item.id.rawValue) reads differently" }
         }
         let report = try store.verify()
         guard report.isSound, report.leakedPageCount == 0 else { return "verify after recovery: \(report)" }

@@ -123,7 +123,7 @@ enum NodeLayout {
         let isLeaf = kind == .leaf
         let offsetsStart = isLeaf ? leafOffsetsStart : branchOffsetsStart
         let entriesStart = offsetsStart + 2 * count
-        guard entriesStart <= bytes.count, isLeaf || true else {
+        guard entriesStart <= bytes.count else {
             throw StoreError.malformedPage(page: page.pageID, reason: "entry count \(count) does not fit")
         }
         for index in 0..<count {

@@ -70,7 +70,9 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .truncatedStore(let path, let byteCount, let expected):
             return "\(path) is truncated: \(byteCount) bytes, expected at least \(expected)"
         case .unsupportedFormatVersion(let found, let supported):
-            return "store format version \(found) is newer than this library supports (\(supported)); upgrade ChronoStore"
+            return found > supported
+                ? "store format version \(found) is newer than this library supports (\(supported)); upgrade ChronoStore"
+                : "store format version \(found) is not a valid ChronoStore version"
         case .invalidPageSize(let size):
             return "page size \(size) is not a power of two from 4096 to 65536"
         case .pageSizeMismatch(let stored, let requested):

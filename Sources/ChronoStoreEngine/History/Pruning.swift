@@ -36,8 +36,9 @@ enum PruneMode: Equatable {
 ///
 /// - dropping a root with no retained children frees its new list;
 /// - dropping the oldest root (no parent) with one child frees that child's dead list;
-/// - dropping a root in the middle frees the pages of its new list that every child's dead list
-///   holds, and merges its lists into each child's.
+/// - dropping a root in the middle (one child) frees the pages of its new list that the child's
+///   dead list holds, and merges its lists into the child's;
+/// - a root with several children (a fork point) is kept until one branch is left.
 ///
 /// The first two, the common cases (a side branch tip, the oldest root of a linear history),
 /// cost O(pages freed); the merge costs O(the lists involved).
@@ -113,15 +114,19 @@ extension WriteTransaction {
         return dropped
     }
 
-    /// Drops one root. Returns false (and changes nothing) for an oldest root with several
-    /// children, which waits until its side branches are gone.
+    /// Drops one root. Returns false (and changes nothing) for a root with several lineage
+    /// children: a fork point stays until all but one of its branches are gone, because pages it
+    /// shares with several branches cannot be given to any one of them.
     func pruneRoot(_ entry: HistoryEntry, _ trees: inout HistoryTrees) throws -> Bool {
         let children = try trees.lineageChildren(of: entry.root, reader: self)
+        guard children.count <= 1 else { return false }
         var freed: [PageReference] = []
         if children.isEmpty {
             freed = entry.lineageParent == .none ? try allTreePages(of: entry) : try newList(of: entry)
         } else if entry.lineageParent == .none {
-            guard children.count == 1, var child = try trees.entry(children[0], reader: self) else { return false }
+            guard var child = try trees.entry(children[0], reader: self) else {
+                throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(children[0].rawValue)")
+            }
             freed = try deadList(of: child)
             try releaseHistoryLists(of: child)
             child.deadList = .empty
@@ -132,7 +137,7 @@ extension WriteTransaction {
             try trees.relink(child: child.root, from: entry.root, to: .none, editor: self)
             try trees.setEntry(child, editor: self)
         } else {
-            freed = try mergeIntoChildren(entry, children, &trees)
+            freed = try mergeIntoChild(entry, children[0], &trees)
         }
         for page in freed { allocator.released.append(page.page) }
         for page in try LoadedRoot(entry.rootPage, reader: self).metadataPages(reader: self) {
@@ -143,33 +148,32 @@ extension WriteTransaction {
         return true
     }
 
-    /// The middle case: frees what every child's path killed, merges lists into each child.
-    private func mergeIntoChildren(
-        _ entry: HistoryEntry, _ children: [TransactionID], _ trees: inout HistoryTrees
+    /// The middle case: frees what the child's path killed of the pages born since the parent,
+    /// and merges the dropped root's lists into the child's.
+    private func mergeIntoChild(
+        _ entry: HistoryEntry, _ childID: TransactionID, _ trees: inout HistoryTrees
     ) throws -> [PageReference] {
-        let parentNew = try newList(of: entry)
-        let parentNewSet = Set(parentNew)
-        let parentDead = try deadList(of: entry)
-        var killedOnEveryPath = parentNewSet
-        for id in children {
-            guard var child = try trees.entry(id, reader: self) else {
-                throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(id.rawValue)")
-            }
-            let childDead = try deadList(of: child)
-            let childDeadSet = Set(childDead)
-            killedOnEveryPath.formIntersection(childDeadSet)
-            let mergedDead = parentDead + childDead.filter { !parentNewSet.contains($0) }
-            let mergedNew = try newList(of: child) + parentNew.filter { !childDeadSet.contains($0) }
-            try releaseHistoryLists(of: child)
-            child.deadList = try writeHistoryList(mergedDead)
-            child.newList = try writeHistoryList(mergedNew)
-            child.deadListIsRootOwned = false
-            child.newListIsRootOwned = false
-            child.lineageParent = entry.lineageParent
-            try trees.relink(child: child.root, from: entry.root, to: entry.lineageParent, editor: self)
-            try trees.setEntry(child, editor: self)
+        guard var child = try trees.entry(childID, reader: self) else {
+            throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(childID.rawValue)")
         }
-        return Array(killedOnEveryPath)
+        let droppedNew = try newList(of: entry)
+        let droppedNewSet = Set(droppedNew)
+        let childDead = try deadList(of: child)
+        let childDeadSet = Set(childDead)
+        // Born after the parent and killed on the way to the child: nothing retained reaches them.
+        let freed = droppedNew.filter { childDeadSet.contains($0) }
+        // The child's lists become relative to the dropped root's parent.
+        let mergedDead = try deadList(of: entry) + childDead.filter { !droppedNewSet.contains($0) }
+        let mergedNew = try newList(of: child) + droppedNew.filter { !childDeadSet.contains($0) }
+        try releaseHistoryLists(of: child)
+        child.deadList = try writeHistoryList(mergedDead)
+        child.newList = try writeHistoryList(mergedNew)
+        child.deadListIsRootOwned = false
+        child.newListIsRootOwned = false
+        child.lineageParent = entry.lineageParent
+        try trees.relink(child: child.root, from: entry.root, to: entry.lineageParent, editor: self)
+        try trees.setEntry(child, editor: self)
+        return freed
     }
 
     // MARK: - Lists

@@ -13,6 +13,8 @@ package struct HistoryItem: Equatable, Sendable {
     package var isBranchTip: Bool
     /// For a revert, the root whose contents it took.
     package var revertedTo: TransactionID?
+    /// Where ``Store/redo()`` goes from this root, if it is retained.
+    package var redoTarget: TransactionID?
 }
 
 /// Which root a read transaction should see.
@@ -54,7 +56,8 @@ extension Store {
                 timeMilliseconds: entry.timeMilliseconds, label: root.label,
                 pagesChanged: root.invalidated.count + root.introduced.count, isHead: id == head,
                 isBranchTip: !onMainLine.contains(id) && !parents.contains(id),
-                revertedTo: root.contentSource == .none ? nil : root.contentSource)
+                revertedTo: root.contentSource == .none ? nil : root.contentSource,
+                redoTarget: entries[entry.redoTarget] == nil ? nil : entry.redoTarget)
         }
     }
 

@@ -2,7 +2,7 @@
 
 /// Coordinates the processes that share one store through a small lock file (`STORE.lock`).
 ///
-/// Layout of the mapped file (little-endian, 4096 bytes):
+/// Layout of the mapped file (native byte order: it never leaves this machine; 4096 bytes):
 ///
 /// | offset | size | field |
 /// |---|---|---|

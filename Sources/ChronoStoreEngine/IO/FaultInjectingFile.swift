@@ -5,7 +5,7 @@
 /// Writes are visible to reads at once but stay *pending* until ``synchronize()``. The file
 /// can be told to crash after a number of operations (every later call throws), and
 /// ``crashImage(using:)`` then builds what a disk might hold after power loss: each pending
-/// write applied, dropped, or torn (some 512-byte sectors written, one of them partly).
+/// write applied, dropped, or torn (each 512-byte sector written whole, in part, or not at all).
 /// It can also fail a sync, to test the read-only latch.
 ///
 /// `@unchecked Sendable`: all state is guarded by `lock`.
@@ -25,6 +25,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private(set) package var hasCrashed = false
     private(set) package var syncCount = 0
     private(set) package var writeCount = 0
+    private(set) package var truncateCount = 0
 
     /// A file whose durable and visible contents are `image`.
     package init(name: String = "memory", image: [UInt8] = []) {
@@ -161,6 +162,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     package func truncate(to byteCount: UInt64) throws {
         try lock.withLock {
             try tick("ftruncate")
+            truncateCount += 1
             pending.append(.truncate(byteCount: Int(byteCount)))
             Self.resize(&current, to: Int(byteCount))
         }

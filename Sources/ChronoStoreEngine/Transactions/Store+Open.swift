@@ -38,13 +38,21 @@ extension Store {
         let file: PosixFile
         do { file = try PosixFile(path: path, create: false) } catch let error as IOError { throw StoreError.io(error) }
         let preamble = try readPreamble(file, path: path, options: options)
-        let coordination: CoordinationFile
-        do { coordination = try CoordinationFile(path: path + ".lock") } catch let error as IOError {
-            throw StoreError.io(error)
+        let lockPath = path + ".lock"
+        let lockExisted = Platform.fileExists(lockPath)
+        do {
+            let coordination: CoordinationFile
+            do { coordination = try CoordinationFile(path: lockPath) } catch let error as IOError {
+                throw StoreError.io(error)
+            }
+            do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
+            defer { coordination.unlockWriter() }
+            return try finishOpening(file: file, path: path, preamble: preamble, options: options, coordination: coordination)
+        } catch {
+            // A failed open leaves nothing behind, not even the lock file it created.
+            if !lockExisted { _ = Platform.removeFile(lockPath) }
+            throw error
         }
-        do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
-        defer { coordination.unlockWriter() }
-        return try finishOpening(file: file, path: path, preamble: preamble, options: options, coordination: coordination)
     }
 
     /// Creates a store inside `file` (an empty in-memory or fault-injecting file) and opens it.

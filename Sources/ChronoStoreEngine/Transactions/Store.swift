@@ -238,6 +238,7 @@ package final class Store: @unchecked Sendable {
 
     /// With the writer held: sync pending commits and mark the newest state verified.
     private func makePublishedDurable() throws {
+        if let failure = lock.withLock({ failure }) { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
         let (pending, snapshot) = lock.withLock { (slots.syncedTransaction < published.transaction, published) }
         do {
             if pending {
@@ -248,6 +249,8 @@ package final class Store: @unchecked Sendable {
             try writeSlot(slot, at: index)
             try pageFile.file.synchronize()
             lock.withLock { slots.recordWrite(index, slot: slot, snapshot: snapshot, synced: true) }
+            coordination?.bumpChangeCounter()
+            lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
         } catch let error as IOError {
             lock.withLock { failure = error }
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
@@ -292,18 +295,24 @@ package final class Store: @unchecked Sendable {
         }
     }
 
+    /// Adopts what other processes wrote to the header: a newer state, or only newer slot
+    /// sequence numbers (a verified mark), so this process never reuses a sequence number.
     private func refreshFromHeader() throws {
         let header = try Recovery.readHeaderSlots(pageFile)
         guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
-        let current = lock.withLock { published }
-        guard newest.slot.state.birth > current.transaction else { return }
-        let reader = SnapshotReader(pageFile: pageFile, pageCount: UInt64.max)
-        let snapshot = try Recovery.loadSnapshot(newest.slot.state, reader: reader)
+        let (current, highest) = lock.withLock { (published, slots.highestSequence) }
+        guard newest.slot.sequence > highest else { return }
+        var snapshot = current
+        if newest.slot.state.birth > current.transaction {
+            let reader = SnapshotReader(pageFile: pageFile, pageCount: UInt64.max)
+            snapshot = try Recovery.loadSnapshot(newest.slot.state, reader: reader)
+        } else if newest.slot.state != current.stateReference {
+            return  // a torn or older view; the next change will be noticed again
+        }
         lock.withLock {
-            if newest.slot.state.birth > published.transaction {
-                published = snapshot
-                slots.adopt(header, snapshot: snapshot)
-            }
+            guard newest.slot.sequence > slots.highestSequence else { return }
+            if snapshot.transaction > published.transaction { published = snapshot }
+            slots.adopt(header, snapshot: published)
         }
     }
 }

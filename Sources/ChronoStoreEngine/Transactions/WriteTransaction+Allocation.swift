@@ -126,9 +126,11 @@ extension WriteTransaction {
         FreeTree.key(release: .none, sequence: transaction.rawValue << 20 | UInt64(number))
     }
 
+    /// Everything a pass of `settleFreeTree` writes from: when a pass leaves it unchanged, the
+    /// free tree records exactly the allocator's final state.
     private func allocatorSignature() -> [UInt64] {
-        [UInt64(allocator.pool.count), UInt64(allocator.recycled.count), UInt64(allocator.released.count),
-         UInt64(allocator.consumed.count), allocator.nextPage]
+        [UInt64(allocator.released.count), UInt64(allocator.consumed.count), allocator.nextPage]
+            + (allocator.pool + allocator.recycled).map(\.rawValue).sorted()
     }
 
     /// Pages recorded in the free tree once this transaction commits.

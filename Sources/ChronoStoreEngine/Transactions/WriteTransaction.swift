@@ -77,9 +77,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 
     func setDirty(_ page: PageID, _ content: DirtyPage) {
         if case .raw(let buffer, let kind, let count) = content {
-            // Readers of this transaction look at the header's kind and count before sealing.
+            // Readers of this transaction look at the header (kind, count, identity) before sealing.
             buffer.bytes.storeLittleEndian(kind.rawValue, at: PageHeader.kindOffset)
             buffer.bytes.storeLittleEndian(UInt16(count), at: PageHeader.countOffset)
+            buffer.bytes.storeLittleEndian(page.rawValue, at: PageHeader.pageIDOffset)
+            buffer.bytes.storeLittleEndian(transaction.rawValue, at: PageHeader.birthOffset)
         }
         dirty[page] = content
     }

@@ -1,0 +1,141 @@
+// Randomized history: commits, undo, redo, revert, prune and clear against a model of every
+// root's contents; after every step each retained root must read exactly as committed.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+/// Checks every retained root against the record, and the store's page accounting.
+func checkRetainedRoots(_ store: Store, _ record: WorkloadRecord) throws -> String? {
+    for item in try store.history(allBranches: true) {
+        guard let expected = record.contentsByRoot[item.id] else { return "root \(item.id.rawValue) was never committed" }
+        let reader = try store.beginRead(at: .root(item.id))
+        defer { reader.close() }
+        if try contents(of: reader) != expected { return "retained root \(item.id.rawValue) reads differently" }
+    }
+    let report = try store.verify()
+    if !report.isSound || report.leakedPageCount != 0 { return "verify: \(report)" }
+    return nil
+}
+
+@Suite("History model")
+struct HistoryModelTests {
+    @Test(arguments: [RetentionPolicy.lastRoots(2), .lastRoots(5), .days(0), .limitless])
+    func everyRetainedRootReadsAsCommittedAfterEveryStep(retention: RetentionPolicy) throws {
+        let seed = SeededGenerator.seed()
+        print("HistoryModelTests (\(retention)) seed: \(seed)")
+        var seeds = SeededGenerator(seed: seed)
+        let runs = Environment.soakEnabled ? 200 : 12
+        for _ in 0..<runs {
+            let durability: Durability = Bool.random(using: &seeds) ? .durable : .deferred
+            let simulator = CrashSimulator(durability: durability, retention: retention)
+            let workload = RandomWorkload(seed: seeds.next(), stepCount: 40)
+            let record = WorkloadRecord()
+            var failure: String?
+            _ = try simulator.run(crashAfter: nil) { store, file in
+                try workload.run(on: store, file: file, record: record) { store in
+                    if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+                }
+            }
+            #expect(failure == nil, "seed \(seed), workload \(workload.seed) (\(durability)): \(failure ?? "")")
+            if failure != nil { return }
+        }
+    }
+
+    @Test func undoRedoAndBranchesFollowTheirTargets() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("undo.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        let a = try store.write(label: "a") { try $0.put(bytes("k"), bytes("a"), in: "c") }.1!
+        let b = try store.write(label: "b") { try $0.put(bytes("k"), bytes("b"), in: "c") }.1!
+        #expect(try store.undo() == a)
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "a")
+        #expect(try store.redo() == b)
+        #expect(try store.undo(steps: 2) == TransactionID(1))
+        #expect(try store.read { try $0.count(in: "c") } == 0)
+        #expect(throws: StoreError.cannotUndo(steps: 1, available: 0)) { try store.undo() }
+        #expect(try store.redo() == a)
+        // A new commit after an undo branches: redo now goes to the new child.
+        let c = try store.write(label: "c") { try $0.put(bytes("k"), bytes("c"), in: "c") }.1!
+        #expect(throws: StoreError.cannotRedo) { try store.redo() }
+        #expect(try store.undo() == a)
+        #expect(try store.redo() == c)
+        let all = try store.history(allBranches: true)
+        #expect(all.first { $0.id == b }?.isBranchTip == true)
+        #expect(try store.history().map(\.id) == [c, a, TransactionID(1)])
+        // Undo and redo survive a reopen.
+        try store.undo()
+        try store.close()
+        let reopened = try Store.open(at: directory.file("undo.chrono"))
+        defer { try? reopened.close() }
+        #expect(try reopened.snapshot.head.transaction == a)
+        #expect(try reopened.redo() == c)
+    }
+
+    @Test func droppingUndoneBranchesFreesThemAtTheNextCommit() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(
+            at: directory.file("drop.chrono"), options: StoreOptions(retention: .limitless, dropsUndoneBranches: true))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("k"), bytes("a"), in: "c") }
+        let b = try store.write { try $0.put(bytes("k"), bytes(String(repeating: "b", count: 5000)), in: "c") }.1!
+        try store.undo()
+        try store.write { try $0.put(bytes("k"), bytes("c"), in: "c") }
+        #expect(try store.history(allBranches: true).contains { $0.id == b } == false)
+        #expect(throws: StoreError.rootNotRetained(b)) { try store.beginRead(at: .root(b)) }
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
+
+    @Test func revertIsACommitThatCanBeUndone() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("revert.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        let first = try store.write { try $0.put(bytes("k"), bytes("1"), in: "c") }.1!
+        let second = try store.write { try $0.put(bytes("k"), bytes("2"), in: "c") }.1!
+        let reverted = try store.revert(to: first, label: "Revert")
+        #expect(reverted > second)
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "1")
+        #expect(try store.history().first?.revertedTo == first)
+        #expect(try store.undo() == second)
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "2")
+    }
+
+    @Test func asOfReadsFindRootsByIdAndByTime() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("asof.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        let first = try store.write { try $0.put(bytes("k"), bytes("1"), in: "c") }.1!
+        let firstTime = try store.history().first!.timeMilliseconds
+        let second = try store.write { try $0.put(bytes("k"), bytes("2"), in: "c") }.1!
+        let old = try store.beginRead(at: .root(first))
+        #expect(text(try old.value(forKey: bytes("k"), in: "c")) == "1")
+        old.close()
+        // The newest root committed at or before the instant (several may share a millisecond).
+        let newestAtThatTime = try store.history().filter { $0.timeMilliseconds <= firstTime }.map(\.id).max()
+        let byTime = try store.beginRead(at: .time(firstTime))
+        #expect(byTime.root.transaction == newestAtThatTime)
+        #expect(text(try byTime.value(forKey: bytes("k"), in: "c")) == (newestAtThatTime == first ? "1" : "2"))
+        byTime.close()
+        let later = try store.beginRead(at: .time(Clock.nowMilliseconds() + 1000))
+        #expect(later.root.transaction == second)
+        later.close()
+        #expect(throws: StoreError.noRootAtOrBefore(milliseconds: 0)) { try store.beginRead(at: .time(0)) }
+        #expect(throws: StoreError.rootNotRetained(TransactionID(999))) { try store.beginRead(at: .root(TransactionID(999))) }
+    }
+
+    @Test func aReaderKeepsItsRootThroughPruning() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("pin.chrono"), options: StoreOptions(retention: .lastRoots(1)))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("k"), bytes("old"), in: "c") }
+        let reader = try store.beginRead()
+        for index in 0..<50 { try store.write { try $0.put(bytes("k"), bytes("new \(index)"), in: "c") } }
+        try store.clearHistory()
+        #expect(text(try reader.value(forKey: bytes("k"), in: "c")) == "old")
+        reader.close()
+        try store.write { try $0.put(bytes("k"), bytes("last"), in: "c") }
+        #expect(try store.history(allBranches: true).count == 1)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
+}
