@@ -74,6 +74,19 @@ struct RandomWorkload {
             } else if choice < 95 {
                 record.attempt(current)
                 try store.clearHistory()
+            } else if choice < 97 {
+                let existing = try store.snapshots()
+                record.attempt(current)
+                if existing.count < 2 || Bool.random(using: &generator) {
+                    try store.createSnapshot(named: "s\(generator.next() % 1000)")
+                } else {
+                    try store.deleteSnapshot(named: existing[0].name)
+                }
+            } else if choice < 98 {
+                guard let snapshot = try store.snapshots().first, let contents = record.contentsByRoot[snapshot.root] else { continue }
+                record.attempt(contents)
+                expected = contents
+                try store.checkoutSnapshot(named: snapshot.name)
             } else {
                 record.attempt(current)
                 try store.synchronize()

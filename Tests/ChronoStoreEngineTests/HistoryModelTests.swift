@@ -138,4 +138,34 @@ struct HistoryModelTests {
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0)
     }
+
+    @Test func snapshotsSurviveRetentionAndCheckOutAsUndoableCommits() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("snap.chrono"), options: StoreOptions(retention: .lastRoots(2)))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("k"), bytes("before"), in: "c") }
+        let snapshot = try store.createSnapshot(named: "before risky edit")
+        #expect(snapshot.recordCount == 1)
+        #expect(throws: StoreError.snapshotExists("before risky edit")) { try store.createSnapshot(named: "before risky edit") }
+        for index in 0..<30 { try store.write { try $0.put(bytes("k"), bytes("edit \(index)"), in: "c") } }
+        try store.prune()
+        try store.clearHistory()
+        let reader = try store.beginRead(at: .snapshot("before risky edit"))
+        #expect(text(try reader.value(forKey: bytes("k"), in: "c")) == "before")
+        reader.close()
+        let headBefore = try store.snapshot.head.transaction
+        try store.checkoutSnapshot(named: "before risky edit")
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "before")
+        #expect(try store.undo() == headBefore)
+        #expect(try store.history(allBranches: true).contains { $0.snapshots == ["before risky edit"] })
+        try store.deleteSnapshot(named: "before risky edit")
+        #expect(throws: StoreError.snapshotNotFound("before risky edit")) { try store.deleteSnapshot(named: "before risky edit") }
+        // The undone checkout is a side branch until it falls two roots behind the head; then
+        // the old snapshot root, no longer a fork point, goes too.
+        for index in 0..<3 { try store.write { try $0.put(bytes("k"), bytes("after \(index)"), in: "c") } }
+        try store.prune()
+        #expect(try store.history(allBranches: true).count == 2)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
 }

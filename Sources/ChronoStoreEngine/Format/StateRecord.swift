@@ -25,7 +25,8 @@
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: the root id automatic pruning resumes after |
-/// | 184 | … | reserved (0) |
+/// | 184 | 16 | snapshot tree root: name → (root id, time, record count) |
+/// | 200 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -42,7 +43,8 @@ package struct StateRecord: Equatable, Sendable {
     static let flagsOffset = retentionKindOffset + 1
     static let retentionParameterOffset = flagsOffset + 7
     static let pruneCursorOffset = retentionParameterOffset + 8
-    package static let byteCount = pruneCursorOffset + 8
+    static let snapshotsOffset = pruneCursorOffset + 8
+    package static let byteCount = snapshotsOffset + PageReference.byteCount
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -59,6 +61,7 @@ package struct StateRecord: Equatable, Sendable {
     package var retention: RetentionPolicy = .limitless
     package var dropsUndoneBranches = false
     package var pruneCursor: TransactionID = .none
+    package var snapshots: PageReference = .none
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -93,6 +96,7 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0), at: Self.flagsOffset)
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
+        bytes.storeReference(snapshots, at: Self.snapshotsOffset)
     }
 
     /// Decodes a verified state page.
@@ -116,6 +120,7 @@ package struct StateRecord: Equatable, Sendable {
             page: page.pageID)
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
+        record.snapshots = bytes.loadReference(at: snapshotsOffset)
         guard !record.head.isNone, record.pageCount >= 2, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head or page count")
         }

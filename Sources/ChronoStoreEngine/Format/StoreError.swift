@@ -32,6 +32,9 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case noRootAtOrBefore(milliseconds: Int64)
     case cannotUndo(steps: Int, available: Int)
     case cannotRedo
+    case snapshotExists(String)
+    case snapshotNotFound(String)
+    case invalidSnapshotName(String)
     case storeClosed
 
     // Environment
@@ -98,6 +101,9 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotUndo(let steps, let available):
             return "cannot undo \(steps) step(s): only \(available) older retained root(s) on the head's line"
         case .cannotRedo: return "nothing to redo: the head has no retained redo target"
+        case .snapshotExists(let name): return "a snapshot named \"\(name)\" already exists"
+        case .snapshotNotFound(let name): return "no snapshot named \"\(name)\""
+        case .invalidSnapshotName(let name): return "invalid snapshot name \"\(name)\": use 1 to 255 bytes of UTF-8"
         case .storeClosed: return "the store is closed"
         case .writesDisabledAfterSyncFailure(let error):
             return "writes are disabled until the store is reopened, because a sync failed: \(error)"

@@ -15,6 +15,8 @@ package struct HistoryItem: Equatable, Sendable {
     package var revertedTo: TransactionID?
     /// Where ``Store/redo()`` goes from this root, if it is retained.
     package var redoTarget: TransactionID?
+    /// Names of the snapshots that pin this root.
+    package var snapshots: [String] = []
 }
 
 /// Which root a read transaction should see.
@@ -23,6 +25,8 @@ package enum RootSelector: Equatable, Sendable {
     case root(TransactionID)
     /// The newest retained root committed at or before this time (milliseconds since 1970).
     case time(Int64)
+    /// The root a snapshot pins.
+    case snapshot(String)
 }
 
 extension Store {
@@ -46,6 +50,10 @@ extension Store {
             cursor = entry.historyParent == .none ? nil : entry.historyParent
         }
         let onMainLine = Set(mainLine)
+        var snapshotNames: [TransactionID: [String]] = [:]
+        for info in try SnapshotTree.all(reader.snapshot.state.snapshots, reader: reader.treeReader) {
+            snapshotNames[info.root, default: []].append(info.name)
+        }
         let parents = Set(entries.values.map(\.historyParent))
         let ids = allBranches ? entries.keys.sorted(by: >) : mainLine
         return try ids.map { id in
@@ -57,7 +65,8 @@ extension Store {
                 pagesChanged: root.invalidated.count + root.introduced.count, isHead: id == head,
                 isBranchTip: !onMainLine.contains(id) && !parents.contains(id),
                 revertedTo: root.contentSource == .none ? nil : root.contentSource,
-                redoTarget: entries[entry.redoTarget] == nil ? nil : entry.redoTarget)
+                redoTarget: entries[entry.redoTarget] == nil ? nil : entry.redoTarget,
+                snapshots: snapshotNames[id] ?? [])
         }
     }
 
@@ -74,6 +83,11 @@ extension Store {
         switch selector {
         case .head: id = current.snapshot.head.transaction
         case .root(let root): id = root
+        case .snapshot(let name):
+            guard let info = try SnapshotTree.all(current.snapshot.state.snapshots, reader: current.treeReader)
+                .first(where: { $0.name == name })
+            else { throw StoreError.snapshotNotFound(name) }
+            id = info.root
         case .time(let milliseconds):
             guard let found = try trees.newestRoot(atOrBefore: milliseconds, reader: current.treeReader) else {
                 throw StoreError.noRootAtOrBefore(milliseconds: milliseconds)

@@ -96,7 +96,7 @@ enum Recovery {
                     _ = try pageFile.read(page, kind: nil, pageCount: pageCount, cached: false)
                 }
             }
-            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex] {
+            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots] {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
             try validateMergedLists(record, reader: reader)

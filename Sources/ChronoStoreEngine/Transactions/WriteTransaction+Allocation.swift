@@ -8,7 +8,7 @@ struct AllocatorState {
     let horizon: TransactionID
     /// The allocation mark: the first page beyond every allocated page.
     var nextPage: UInt64
-    let pinnedRoots: PinnedRoots
+    var pinnedRoots: PinnedRoots
 
     /// Reusable pages taken from consumed free-tree entries, highest first (pop gives the lowest).
     var pool: [PageID] = []

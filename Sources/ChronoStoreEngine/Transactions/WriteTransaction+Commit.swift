@@ -15,10 +15,12 @@ struct PendingHistoryChange {
     var pruneMode: PruneMode?
     /// A state must be written even though nothing else changed (retention, prune, clear).
     var forceState = false
+    /// Snapshots to add (with their record) or remove (nil), by name.
+    var snapshotEdits: [([UInt8], SnapshotInfo?)] = []
 
     var isEmpty: Bool {
         headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
-            && pruneMode == nil && !forceState
+            && pruneMode == nil && !forceState && snapshotEdits.isEmpty
     }
 }
 
@@ -69,6 +71,13 @@ extension WriteTransaction {
         }
         let statePage = PageReference(page: try takeFreePage(), birth: transaction)
         releasePage(base.stateReference, owner: .system)
+        // Snapshots first: retention and branch dropping never touch their roots.
+        var snapshots = BTree(root: base.state.snapshots, owner: .system)
+        for (name, info) in history.snapshotEdits {
+            if let info { _ = try snapshots.put(name, SnapshotTree.encode(info), editor: self) }
+            else { _ = try snapshots.remove(name, editor: self) }
+        }
+        for info in try SnapshotTree.all(snapshots.root, reader: self) { allocator.pinnedRoots.roots.insert(info.root) }
         let retention = history.retention ?? base.state.retention
         let dropsUndone = history.dropsUndoneBranches ?? base.state.dropsUndoneBranches
         var retainedDelta = 0
@@ -118,6 +127,7 @@ extension WriteTransaction {
         state.retention = retention
         state.dropsUndoneBranches = dropsUndone
         state.pruneCursor = cursor
+        state.snapshots = snapshots.root
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
