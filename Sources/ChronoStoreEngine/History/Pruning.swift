@@ -49,6 +49,8 @@ extension WriteTransaction {
         _ trees: inout HistoryTrees, head: HistoryEntry, policy: RetentionPolicy, mode: PruneMode
     ) throws -> (prunedCount: Int, cursor: TransactionID) {
         if mode == .none { return (0, base.state.pruneCursor) }
+        // Under limitless retention nothing expires; only pins and clearHistory matter.
+        if policy == .limitless, case .automatic = mode { return (0, base.state.pruneCursor) }
         var cursor = mode == .clear || mode == .exhaustive ? TransactionID.none : base.state.pruneCursor
         var wrapped = cursor == .none
         var examined = 0

@@ -26,6 +26,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private(set) package var syncCount = 0
     private(set) package var writeCount = 0
     private(set) package var truncateCount = 0
+    private(set) package var readCount = 0
 
     /// A file whose durable and visible contents are `image`.
     package init(name: String = "memory", image: [UInt8] = []) {
@@ -122,6 +123,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         try lock.withLock {
             if hasCrashed { throw IOError(operation: "pread", path: name, code: IOError.injectedFailureCode) }
+            readCount += 1
             let start = Int(offset)
             guard start < current.count else { return 0 }
             let count = min(buffer.count, current.count - start)
