@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "ChronoStoreEngine", targets: ["ChronoStoreEngine"]),
         .executable(name: "chrono-example", targets: ["ChronoExample"]),
+        .executable(name: "chrono", targets: ["ChronoCLI"]),
     ],
     targets: [
         .target(
@@ -32,6 +33,16 @@ let package = Package(
         .executableTarget(
             name: "ChronoTestHelper",
             dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ChronoCLI",
+            dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChronoCLITests",
+            dependencies: ["ChronoCLI", "ChronoStoreTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,0 +1,41 @@
+// Standard output and standard error: buffered results, one-line errors, terminal detection.
+import Foundation
+
+/// Where a command writes. Results go to stdout; messages, errors and progress to stderr, so
+/// a pipe receives only results.
+///
+/// Not thread-safe: one command uses it from the main thread.
+final class Console {
+    /// Whether results are printed as JSON (`--json`).
+    var prefersJSON = false
+    private var pending: [UInt8] = []
+    private static let flushThreshold = 64 << 10
+
+    /// Whether stderr is a terminal: only then is a progress bar drawn.
+    let showsProgress: Bool = isatty(FileHandle.standardError.fileDescriptor) == 1
+
+    /// Appends `line` and a newline to stdout (buffered; see ``flush()``).
+    func print(_ line: String) {
+        pending.append(contentsOf: line.utf8)
+        pending.append(0x0A)
+        if pending.count >= Self.flushThreshold { flush() }
+    }
+
+    /// Prints `value` as one line of compact JSON.
+    func print(_ value: JSONValue) { print(value.serialized()) }
+
+    /// Writes everything printed so far to stdout now.
+    func flush() {
+        guard !pending.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(pending))
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes `text` to stderr immediately, without a newline (for progress bars).
+    func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Writes one line to stderr immediately.
+    func printError(_ line: String) { writeError(line + "\n") }
+}

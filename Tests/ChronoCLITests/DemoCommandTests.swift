@@ -1,0 +1,41 @@
+// `chrono demo`: the guided tour leaves a sound store and explains each step.
+import Foundation
+import Testing
+
+@Suite("demo")
+struct DemoCommandTests {
+    @Test func demoInADirectoryTellsEachStepAndLeavesASoundStore() throws {
+        let workspace = try Workspace()
+        let directory = workspace.directory.file("tour")
+        let result = try workspace.expectSuccess(["demo", directory])
+        for step in ["1. Created a store", "2. Committed root", "3. The history", "4. Undo moved the head", "Redo moved it",
+                     "5. Took the snapshot", "6. Undid back to root", "branch", "8. Verified the store"] {
+            #expect(result.stdout.contains(step), "the tour mentions \(step)")
+        }
+        let store = directory + "/demo.chrono"
+        try workspace.expectSuccess(["verify", store])
+        let history = try workspace.expectSuccess(["history", store, "--all-branches", "--json"]).objects()
+        #expect(history.contains { ($0["snapshots"] as? [String]) == ["three-notes"] })
+        #expect(history.contains { $0["label"] as? String == "Add a different note" && $0["head"] as? Bool == true })
+        let notes = try workspace.expectSuccess(["list", store, "notes", "--json"]).objects().map { $0["key"] as? String }
+        withKnownIssue("engine: createSnapshot commits an extra root, so the demo's undo lands on the snapshot's root") {
+            #expect(notes == ["note-1", "note-2", "note-4"])
+        }
+    }
+
+    @Test func demoWithoutADirectoryUsesAFreshTemporaryOne() throws {
+        let workspace = try Workspace()
+        let result = try workspace.expectSuccess(["demo", "--json"])
+        let summary = try result.object()
+        let store = try #require(summary["store"] as? String)
+        #expect(store.hasPrefix(workspace.directory.path))
+        #expect(store.hasSuffix("/demo.chrono"))
+        #expect(try workspace.expectSuccess(["info", store, "--json"]).object()["head"] as? Int == summary["head"] as? Int)
+    }
+
+    @Test func demoRefusesADirectoryThatAlreadyHoldsADemoStore() throws {
+        let workspace = try Workspace()
+        try workspace.expectSuccess(["demo", workspace.directory.path, "--json"])
+        try workspace.expectFailure(["demo", workspace.directory.path], exitCode: 4, message: "already exists")
+    }
+}
