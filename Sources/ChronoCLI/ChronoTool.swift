@@ -30,7 +30,7 @@ enum ChronoTool {
             console.flush()
             let failure = CommandFailure(error)
             console.printError("chrono: " + failure.message)
-            if failure.showsUsage { console.printError(HelpText.usage(for: command)) }
+            if failure.showsUsage { console.printError(HelpText.usage(for: command, arguments: arguments)) }
             return failure.exitCode
         }
     }

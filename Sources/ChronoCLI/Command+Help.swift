@@ -64,9 +64,17 @@ enum HelpText {
             """
     }
 
-    /// What a usage error prints after its message.
-    static func usage(for command: Command?) -> String {
-        guard let command else { return "Usage: chrono COMMAND STORE [ARGUMENTS] [OPTIONS]\nRun 'chrono help' for the commands." }
-        return "Usage: \(command.synopsis)\nRun 'chrono help \(command.name)' for details and examples."
+    /// What a usage error prints after its message: the command's usage, a group's usages
+    /// (for `chrono snapshot` without a known subcommand), or the general usage.
+    static func usage(for command: Command?, arguments: [String]) -> String {
+        if let command {
+            return "Usage: \(command.synopsis)\nRun 'chrono help \(command.name)' for details and examples."
+        }
+        if let group = arguments.first, CommandTable.groups.contains(group) {
+            let usages = CommandTable.matching([group]).map(\.synopsis)
+            let lines = usages.enumerated().map { index, usage in (index == 0 ? "Usage: " : "       ") + usage }
+            return lines.joined(separator: "\n") + "\nRun 'chrono help \(group)' for details and examples."
+        }
+        return "Usage: chrono COMMAND STORE [ARGUMENTS] [OPTIONS]\nRun 'chrono help' for the commands."
     }
 }

@@ -27,13 +27,14 @@ final class Console {
     /// Writes everything printed so far to stdout now.
     func flush() {
         guard !pending.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(pending))
+        // A closed pipe (`chrono list ... | head`) ends the process with SIGPIPE, as for any tool.
+        try? FileHandle.standardOutput.write(contentsOf: pending)
         pending.removeAll(keepingCapacity: true)
     }
 
     /// Writes `text` to stderr immediately, without a newline (for progress bars).
     func writeError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 
     /// Writes one line to stderr immediately.

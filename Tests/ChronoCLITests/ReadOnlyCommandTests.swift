@@ -1,0 +1,23 @@
+// Commands that only read leave the store file byte for byte as it was.
+import Foundation
+import Testing
+
+@Suite("read-only commands")
+struct ReadOnlyCommandTests {
+    @Test func readingCommandsNeverChangeTheStoreFile() throws {
+        let workspace = try Workspace.withStore()
+        let first = try workspace.put("c", "a", "1")
+        try workspace.put("c", "b", "2")
+        try workspace.expectSuccess(["snapshot", "create", workspace.store, "s"])
+        let before = try workspace.storeBytes()
+        let commands: [[String]] = [
+            ["get", workspace.store, "c", "a"], ["get", workspace.store, "c", "a", "--at", String(first)],
+            ["list", workspace.store, "c", "--json"], ["history", workspace.store, "--all-branches"],
+            ["snapshot", "list", workspace.store], ["info", workspace.store], ["verify", workspace.store, "--json"],
+        ]
+        for command in commands {
+            try workspace.expectSuccess(command)
+            #expect(try workspace.storeBytes() == before, "\(command.joined(separator: " ")) changed the store")
+        }
+    }
+}
