@@ -27,7 +27,10 @@ enum Timestamp {
         return nil
     }
 
+    /// Whole milliseconds at or before `date`. Rounding to microseconds first absorbs the
+    /// binary error of a decimal fraction: `.123` s must give 123 ms, not 122.9999….
     private static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        return Int64((microseconds / 1000).rounded(.down))
     }
 }
