@@ -18,9 +18,7 @@ struct DemoCommandTests {
         #expect(history.contains { ($0["snapshots"] as? [String]) == ["three-notes"] })
         #expect(history.contains { $0["label"] as? String == "Add a different note" && $0["head"] as? Bool == true })
         let notes = try workspace.expectSuccess(["list", store, "notes", "--json"]).objects().map { $0["key"] as? String }
-        withKnownIssue("engine: createSnapshot commits an extra root, so the demo's undo lands on the snapshot's root") {
-            #expect(notes == ["note-1", "note-2", "note-4"])
-        }
+        #expect(notes == ["note-1", "note-2", "note-4"])
     }
 
     @Test func demoWithoutADirectoryUsesAFreshTemporaryOne() throws {

@@ -169,3 +169,58 @@ struct HistoryModelTests {
         #expect(report.isSound && report.leakedPageCount == 0)
     }
 }
+
+@Suite("History regressions")
+struct HistoryRegressionTests {
+    /// Regression: with undone branches dropped, a revert into the undone branch dropped the new head.
+    @Test func revertingIntoAnUndoneBranchKeepsTheNewHead() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(
+            at: directory.file("drop-revert.chrono"), options: StoreOptions(retention: .limitless, dropsUndoneBranches: true))
+        try store.write { try $0.put(bytes("k"), bytes("a"), in: "c") }
+        let b = try store.write { try $0.put(bytes("k"), bytes("b"), in: "c") }.1!
+        try store.undo()
+        let head = try store.revert(to: b)
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "b")
+        #expect(try store.history(allBranches: true).contains { $0.id == head })
+        try store.write { try $0.put(bytes("k"), bytes("c"), in: "c") }
+        try store.close()
+        let reopened = try Store.open(at: directory.file("drop-revert.chrono"))
+        defer { try? reopened.close() }
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("k"), in: "c") }) == "c")
+        let report = try reopened.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
+
+    /// Regression: creating or deleting a snapshot committed an extra root and lost the redo target.
+    @Test func snapshotEditsCommitNoRootAndKeepRedo() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("snap-redo.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        let a = try store.write { try $0.put(bytes("k"), bytes("a"), in: "c") }.1!
+        let b = try store.write { try $0.put(bytes("k"), bytes("b"), in: "c") }.1!
+        try store.undo()
+        try store.createSnapshot(named: "s")
+        #expect(try store.snapshot.head.transaction == a)
+        try store.deleteSnapshot(named: "s")
+        #expect(try store.snapshot.head.transaction == a)
+        #expect(try store.redo() == b)
+        #expect(try store.history(allBranches: true).count == 3)
+    }
+
+    /// Regression: clearHistory made one pass, so a fork point met before its branches stayed.
+    @Test func clearingHistoryLeavesOnlyTheHead() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("clear.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        for value in ["1", "2", "3"] { try store.write { try $0.put(bytes("k"), bytes(value), in: "c") } }
+        try store.undo()
+        try store.write { try $0.put(bytes("k"), bytes("4"), in: "c") }
+        let dropped = try store.clearHistory()
+        #expect(try store.history(allBranches: true).count == 1)
+        #expect(dropped == 4)
+        #expect(throws: StoreError.cannotUndo(steps: 1, available: 0)) { try store.undo() }
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
+}

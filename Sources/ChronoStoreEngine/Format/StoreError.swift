@@ -35,6 +35,9 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case snapshotExists(String)
     case snapshotNotFound(String)
     case invalidSnapshotName(String)
+    case backupFailedVerification(path: String, problems: [String])
+    case storeInUse(path: String)
+    case invalidBackupName(String)
     case storeClosed
 
     // Environment
@@ -103,6 +106,10 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotRedo: return "nothing to redo: the head has no retained redo target"
         case .snapshotExists(let name): return "a snapshot named \"\(name)\" already exists"
         case .snapshotNotFound(let name): return "no snapshot named \"\(name)\""
+        case .backupFailedVerification(let path, let problems):
+            return "the backup at \(path) failed verification (\(problems.count) problem(s), first: \(problems.first ?? "?")); nothing was changed"
+        case .invalidBackupName(let name): return "invalid backup name \"\(name)\": use a non-empty name without \"/\" or \"@\""
+        case .storeInUse(let path): return "\(path) is open in another process; close it there first"
         case .invalidSnapshotName(let name): return "invalid snapshot name \"\(name)\": use 1 to 255 bytes of UTF-8"
         case .storeClosed: return "the store is closed"
         case .writesDisabledAfterSyncFailure(let error):

@@ -51,28 +51,42 @@ extension WriteTransaction {
         if mode == .none { return (0, base.state.pruneCursor) }
         // Under limitless retention nothing expires; only pins and clearHistory matter.
         if policy == .limitless, case .automatic = mode { return (0, base.state.pruneCursor) }
-        var cursor = mode == .clear || mode == .exhaustive ? TransactionID.none : base.state.pruneCursor
-        var wrapped = cursor == .none
-        var examined = 0
-        var pruned = 0
         let now = Clock.nowMilliseconds()
-        while true {
-            if case .automatic(let limit) = mode, examined >= limit { break }
-            guard let entry = try nextEntry(after: cursor, in: trees) else {
-                if wrapped { cursor = .none; break }
-                wrapped = true
-                cursor = .none
-                continue
+        if case .automatic(let limit) = mode {
+            var cursor = base.state.pruneCursor
+            var wrapped = cursor == .none
+            var examined = 0
+            var pruned = 0
+            while examined < limit {
+                guard let entry = try nextEntry(after: cursor, in: trees) else {
+                    if wrapped { cursor = .none; break }
+                    wrapped = true
+                    cursor = .none
+                    continue
+                }
+                examined += 1
+                cursor = entry.root
+                if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now), try pruneRoot(entry, &trees) {
+                    pruned += 1
+                }
             }
-            examined += 1
-            cursor = entry.root
-            if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now),
-                try pruneRoot(entry, &trees)
-            {
-                pruned += 1
-            }
+            return (pruned, cursor)
         }
-        return (pruned, cursor)
+        // Exhaustive: repeat passes, since a fork point is visited before the branches whose
+        // dropping frees it.
+        var pruned = 0
+        while true {
+            var prunedThisPass = 0
+            var cursor = TransactionID.none
+            while let entry = try nextEntry(after: cursor, in: trees) {
+                cursor = entry.root
+                if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now), try pruneRoot(entry, &trees) {
+                    prunedThisPass += 1
+                }
+            }
+            pruned += prunedThisPass
+            if prunedThisPass == 0 { return (pruned, .none) }
+        }
     }
 
     private func nextEntry(after cursor: TransactionID, in trees: HistoryTrees) throws -> HistoryEntry? {

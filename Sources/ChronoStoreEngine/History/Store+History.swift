@@ -176,12 +176,11 @@ extension Store {
     }
 
     private func pruneAll(mode: PruneMode) throws -> Int {
-        let before = try snapshot.state.retainedRootCount
-        _ = try changeHistory { transaction, _ in
-            transaction.history.pruneMode = mode
-            transaction.history.forceState = true
-        }
-        return Int(before) - Int(try snapshot.state.retainedRootCount)
+        let transaction = try beginWrite()
+        transaction.history.pruneMode = mode
+        transaction.history.forceState = true
+        try transaction.commit()
+        return transaction.prunedCount
     }
 
     /// Runs a history change in a write transaction and commits it.

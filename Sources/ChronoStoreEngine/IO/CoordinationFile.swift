@@ -50,7 +50,7 @@ package final class CoordinationFile: @unchecked Sendable {
     }
 
     deinit {
-        if let slotIndex { word(at: slotOffset(slotIndex)).pointee = 0 }
+        releaseSlot()
         Platform.unmap(mapping, byteCount: Self.byteCount)
         _ = Platform.close(descriptor)
     }
@@ -105,6 +105,23 @@ package final class CoordinationFile: @unchecked Sendable {
             oldest = min(oldest ?? transaction, transaction)
         }
         return oldest
+    }
+
+    /// Gives this process's slot back (when the store is closed).
+    package func releaseSlot() {
+        guard let slotIndex else { return }
+        word(at: slotOffset(slotIndex) + 8).pointee = 0
+        word(at: slotOffset(slotIndex)).pointee = 0
+        self.slotIndex = nil
+    }
+
+    /// Whether a slot other than this one belongs to a live process (the store is open elsewhere).
+    package func hasOtherLiveOwners() -> Bool {
+        for index in 0..<Self.slotCount where index != slotIndex {
+            let owner = Int32(truncatingIfNeeded: word(at: slotOffset(index)).pointee)
+            if owner != 0 && Platform.processExists(owner) { return true }
+        }
+        return false
     }
 
     private func claimSlot() throws {

@@ -35,8 +35,8 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
         self.current = image
     }
 
-    /// Crash (throw from this and every later call) at the `count`-th write, sync or truncate
-    /// from now; `nil` disarms.
+    /// Let `count` more writes, syncs or truncates succeed, then crash: the next one and every
+    /// later call throws (`0` fails the very next operation); `nil` disarms.
     package func crash(afterOperations count: Int?) {
         lock.withLock { operationsBeforeCrash = count }
     }
@@ -158,7 +158,10 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     }
 
     package func byteCount() throws -> UInt64 {
-        lock.withLock { UInt64(current.count) }
+        try lock.withLock {
+            if hasCrashed { throw IOError(operation: "fstat", path: name, code: IOError.injectedFailureCode) }
+            return UInt64(current.count)
+        }
     }
 
     package func truncate(to byteCount: UInt64) throws {

@@ -148,6 +148,43 @@ enum Platform {
         }
     }
 
+    /// Makes `destination` share `source`'s blocks where the file system can (FICLONE on Linux
+    /// btrfs/xfs, clonefile on APFS); returns false where it cannot, leaving a plain copy to the caller.
+    static func cloneFile(_ source: String, _ destination: String) -> Bool {
+        #if canImport(Darwin)
+            return source.withCString { from in destination.withCString { to in clonefile(from, to, 0) == 0 } }
+        #elseif canImport(Glibc)
+            let input = open(source, flags: readOnly | closeOnExec)
+            guard input >= 0 else { return false }
+            defer { _ = close(input) }
+            let output = open(destination, flags: readWrite | create | exclusiveCreate | closeOnExec)
+            guard output >= 0 else { return false }
+            let ficlone: UInt = 0x4004_9409
+            let cloned = ioctl(output, ficlone, input) == 0
+            _ = close(output)
+            if !cloned { _ = removeFile(destination) }
+            return cloned
+        #else
+            return false
+        #endif
+    }
+
+    /// The names in a directory (without "." and ".."), or nil when it cannot be read.
+    static func directoryEntries(_ path: String) -> [String]? {
+        guard let directory = path.withCString({ opendir($0) }) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
+                    String(cString: $0)
+                }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     static func errorDescription(_ code: Int32) -> String {
         String(cString: strerror(code))
     }

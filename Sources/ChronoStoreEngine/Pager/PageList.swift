@@ -56,7 +56,10 @@ enum PageList {
         var entries: [PageReference] = []
         entries.reserveCapacity(list.count)
         if list.isInline {
-            guard let owner, list.count > 0 else { return [] }
+            guard list.count > 0 else { return [] }
+            guard let owner else {
+                throw StoreError.malformedPage(page: .none, reason: "a page list of \(list.count) entries has no chunks")
+            }
             for position in 0..<list.count {
                 entries.append(owner.readOnly.loadReference(at: inlineOffset + PageReference.byteCount * position))
             }

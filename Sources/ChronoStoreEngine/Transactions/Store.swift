@@ -264,7 +264,10 @@ package final class Store: @unchecked Sendable {
     /// and closes the store. Later calls on the store throw ``StoreError/storeClosed``.
     package func close() throws {
         guard !(lock.withLock { isClosed }) else { return }
-        defer { lock.withLock { isClosed = true } }
+        defer {
+            lock.withLock { isClosed = true }
+            coordination?.releaseSlot()
+        }
         guard (lock.withLock { failure }) == nil else { return }
         try synchronize()
     }

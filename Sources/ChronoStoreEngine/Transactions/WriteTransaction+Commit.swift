@@ -17,6 +17,8 @@ struct PendingHistoryChange {
     var forceState = false
     /// Snapshots to add (with their record) or remove (nil), by name.
     var snapshotEdits: [([UInt8], SnapshotInfo?)] = []
+    /// The new root shares no pages with older roots (a restore): it has no lineage parent.
+    var freshLineage = false
 
     var isEmpty: Bool {
         headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
@@ -26,7 +28,13 @@ struct PendingHistoryChange {
 
 extension WriteTransaction {
     var hasChanges: Bool { !dirty.isEmpty || !invalidated.isEmpty || !collections.isEmpty || !history.isEmpty }
-    var makesRoot: Bool { history.headMove == nil && (!dirty.isEmpty || !invalidated.isEmpty || !collections.isEmpty || history.forceRoot || history.contentSource != nil) }
+    /// Whether this transaction commits a new root: it changed user-visible trees (or is a revert
+    /// or restore). Decided before commit-time edits of the engine's own trees add dirty pages.
+    var makesRoot: Bool {
+        history.headMove == nil
+            && (!introducedPages.isEmpty || !invalidated.isEmpty || !collections.isEmpty || history.forceRoot
+                || history.contentSource != nil)
+    }
 
     /// Makes every edit of this transaction durable (in durable mode) and visible, as one new root.
     ///
@@ -65,6 +73,10 @@ extension WriteTransaction {
     }
 
     private func buildCommit(syncs: Bool) throws -> (pages: [PageBuffer], snapshot: StoreSnapshot) {
+        let makesRoot = self.makesRoot
+        // The new head is never pruned or dropped, even when it lies in an undone branch (a revert
+        // to a root there).
+        if makesRoot { allocator.pinnedRoots.roots.insert(transaction) }
         var trees = HistoryTrees(state: base.state)
         guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
@@ -112,6 +124,7 @@ extension WriteTransaction {
         let mode = history.pruneMode ?? (makesRoot ? .automatic(limit: store.options.pruneBatchLimit) : PruneMode.none)
         let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
         retainedDelta -= prunedCount
+        self.prunedCount = prunedCount
         // 4. Free space.
         try settleFreeTree()
         // 5. The state record.
@@ -157,7 +170,8 @@ extension WriteTransaction {
         let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
         let entry = HistoryEntry(
             rootPage: rootPage, historyParent: base.head.transaction,
-            lineageParent: history.contentSource ?? base.head.transaction, redoTarget: .none, depth: baseDepth + 1,
+            lineageParent: history.freshLineage ? .none : (history.contentSource ?? base.head.transaction),
+            redoTarget: .none, depth: baseDepth + 1,
             timeMilliseconds: decoded.timeMilliseconds, deadList: decoded.invalidated, newList: decoded.introduced,
             deadListIsRootOwned: true, newListIsRootOwned: true)
         return (decoded, entry)

@@ -22,6 +22,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     package var label: String?
     /// History changes (head moves, reverts, retention) this transaction makes.
     var history = PendingHistoryChange()
+    /// How many roots the commit pruned.
+    var prunedCount = 0
 
     // Pages written by this transaction, by page number.
     var dirty: [PageID: DirtyPage] = [:]

@@ -1,0 +1,85 @@
+// Copying trees page by page into a write transaction, renumbering every page: backups and restores.
+
+/// Copies the catalog and collection trees of one root (read from any store) into a write
+/// transaction, giving each page a new number and this transaction as its birth. Pages shared
+/// within the copied trees are copied once. Cost: O(pages copied).
+final class TreeCopier<Source: TreeReading> {
+    let source: Source
+    let destination: WriteTransaction
+    private var copied: [PageReference: PageReference] = [:]
+    /// Pages copied so far and the bytes they hold.
+    private(set) var pageCount = 0
+    /// Called after every page; throwing (for example on cancellation) stops the copy.
+    var onPage: (Int) throws -> Void = { _ in }
+
+    init(source: Source, destination: WriteTransaction) {
+        self.source = source
+        self.destination = destination
+    }
+
+    /// Copies a catalog tree and every collection tree it names; returns the new catalog root.
+    func copyCatalog(_ root: PageReference) throws -> PageReference {
+        try copyTree(root) { value in
+            guard case .inline = value else { return value }
+            var entry = try CollectionEntry.decode(value, page: root.page)
+            entry.root = try self.copyTree(entry.root) { $0 }
+            return .inline(entry.encoded())
+        }
+    }
+
+    /// Copies one tree; `transform` rewrites each leaf value (the catalog's point at subtrees).
+    func copyTree(_ root: PageReference, transform: (LeafValue) throws -> LeafValue) throws -> PageReference {
+        guard !root.isNone else { return .none }
+        if let done = copied[root] { return done }
+        let content: DirtyPage
+        switch try source.node(root) {
+        case .leafPage(let view):
+            let leaf = NodeLayout.decodeLeaf(view.page)
+            for index in leaf.values.indices {
+                leaf.replaceValue(at: index, with: try copyValue(transform(leaf.values[index])))
+            }
+            content = .leaf(leaf)
+        case .branchPage(let view):
+            let branch = NodeLayout.decodeBranch(view.page)
+            for index in branch.children.indices {
+                branch.children[index] = try copyTree(branch.children[index], transform: transform)
+            }
+            content = .branch(branch)
+        case .leaf, .branch:
+            throw StoreError.malformedPage(page: root.page, reason: "a copy source has unsealed pages")
+        }
+        let page = try destination.allocatePage(owner: .history)
+        destination.setDirty(page, content)
+        let reference = PageReference(page: page, birth: destination.transaction)
+        copied[root] = reference
+        pageCount += 1
+        try onPage(pageCount)
+        return reference
+    }
+
+    private func copyValue(_ value: LeafValue) throws -> LeafValue {
+        guard case .overflow(let reference) = value else { return value }
+        if let done = copied[reference.index] { return .overflow(OverflowReference(index: done, length: reference.length)) }
+        let bytes = try Overflow.read(reference, reader: source)
+        let copy = try Overflow.write(bytes, owner: .history, editor: destination)
+        copied[reference.index] = copy.index
+        pageCount += (bytes.count + Overflow.dataCapacity(pageSize: destination.pageSize) - 1)
+            / Overflow.dataCapacity(pageSize: destination.pageSize)
+        try onPage(pageCount)
+        return .overflow(copy)
+    }
+}
+
+extension WriteTransaction {
+    /// Makes `catalog` (pages this transaction wrote) the new root's catalog, replacing whatever
+    /// the transaction had. With `freshLineage`, the new root shares no pages with any other root
+    /// and starts a lineage of its own (a restore): the old contents stay with the old roots.
+    func replaceContents(withCatalog catalog: PageReference, freshLineage: Bool) throws {
+        // Earlier edits would leave pages on the deadlist of a root that claims none.
+        guard invalidated.isEmpty, collections.isEmpty else { throw StoreError.transactionFinished }
+        collections = [:]
+        catalogTree = BTree(root: catalog, owner: .history)
+        history.forceRoot = true
+        history.freshLineage = freshLineage
+    }
+}
