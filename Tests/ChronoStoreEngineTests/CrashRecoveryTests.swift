@@ -74,7 +74,7 @@ struct RandomWorkload {
             } else if choice < 95 {
                 record.attempt(current)
                 try store.clearHistory()
-            } else if choice < 97 {
+            } else if choice < 96 {
                 let existing = try store.snapshots()
                 record.attempt(current)
                 if existing.count < 2 || Bool.random(using: &generator) {
@@ -82,11 +82,14 @@ struct RandomWorkload {
                 } else {
                     try store.deleteSnapshot(named: existing[0].name)
                 }
-            } else if choice < 98 {
+            } else if choice < 97 {
                 guard let snapshot = try store.snapshots().first, let contents = record.contentsByRoot[snapshot.root] else { continue }
                 record.attempt(contents)
                 expected = contents
                 try store.checkoutSnapshot(named: snapshot.name)
+            } else if choice < 99 {
+                record.attempt(current)
+                try store.compact()
             } else {
                 record.attempt(current)
                 try store.synchronize()

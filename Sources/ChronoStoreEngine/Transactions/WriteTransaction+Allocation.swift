@@ -63,6 +63,18 @@ extension WriteTransaction {
         }
     }
 
+    /// Compaction: loads every reusable free-tree entry into the pool, so allocation hands out
+    /// the lowest free pages of the whole file first.
+    func loadEveryReusablePage() throws {
+        while !allocator.exhausted {
+            let before = allocator.pool
+            allocator.pool = []
+            try refillPool()
+            allocator.pool += before
+        }
+        allocator.pool.sort(by: >)
+    }
+
     /// Loads the next reusable free-tree entry into the pool.
     private func refillPool() throws {
         var found: ([UInt8], LeafValue)?
@@ -91,7 +103,6 @@ extension WriteTransaction {
         let perEntry = FreeTree.pagesPerEntry(pageSize: pageSize)
         var deletedConsumed = 0
         for _ in 0..<64 {
-            let before = allocatorSignature()
             var tree = allocator.freeTree
             // Removing entries can itself consume more entries; those are removed next pass.
             let newlyConsumed = allocator.consumed[deletedConsumed...]
@@ -117,20 +128,19 @@ extension WriteTransaction {
                     editor: self)
             }
             allocator.freeTree = tree
-            if allocatorSignature() == before { return }
+            // Done when what this pass wrote is exactly the allocator's state after the pass: the
+            // edits allocated, released and consumed nothing that the written entries miss.
+            if deletedConsumed == allocator.consumed.count, released.count == allocator.released.count,
+                leftover == (allocator.pool + allocator.recycled).sorted()
+            {
+                return
+            }
         }
         throw StoreError.commitDidNotConverge
     }
 
     private func leftoverKey(_ number: Int) -> [UInt8] {
         FreeTree.key(release: .none, sequence: transaction.rawValue << 20 | UInt64(number))
-    }
-
-    /// Everything a pass of `settleFreeTree` writes from: when a pass leaves it unchanged, the
-    /// free tree records exactly the allocator's final state.
-    private func allocatorSignature() -> [UInt64] {
-        [UInt64(allocator.released.count), UInt64(allocator.consumed.count), allocator.nextPage]
-            + (allocator.pool + allocator.recycled).map(\.rawValue).sorted()
     }
 
     /// Pages recorded in the free tree once this transaction commits.

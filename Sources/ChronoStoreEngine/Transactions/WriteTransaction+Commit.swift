@@ -19,6 +19,11 @@ struct PendingHistoryChange {
     var snapshotEdits: [([UInt8], SnapshotInfo?)] = []
     /// The new root shares no pages with older roots (a restore): it has no lineage parent.
     var freshLineage = false
+    /// The new root has the head's contents on other pages (compaction): it takes the head's
+    /// place in history, and the head is dropped, unless something pins it.
+    var replacesHead = false
+    /// Compaction: engine-tree pages at or beyond this page number are rewritten lower.
+    var relocationThreshold: UInt64?
 
     var isEmpty: Bool {
         headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
@@ -97,11 +102,23 @@ extension WriteTransaction {
         let headRecord: RootRecord
         if makesRoot {
             // 1–2. The new root and its history entries.
-            let (record, entry) = try buildRoot()
-            let undoneBranch = baseHead.redoTarget
-            baseHead.redoTarget = transaction
-            try trees.setEntry(baseHead, editor: self)
-            try trees.insert(entry, editor: self)
+            let replacing = history.replacesHead && !allocator.pinnedRoots.contains(baseHead.root)
+            let (record, built) = try buildRoot(replacing: replacing ? baseHead : nil, trees: trees)
+            var entry = built
+            let undoneBranch = replacing ? TransactionID.none : baseHead.redoTarget
+            if replacing {
+                entry.redoTarget = baseHead.redoTarget
+                if var parent = try trees.entry(baseHead.historyParent, reader: self), parent.redoTarget == baseHead.root {
+                    parent.redoTarget = transaction
+                    try trees.setEntry(parent, editor: self)
+                }
+                try trees.insert(entry, editor: self)
+                if try pruneRoot(baseHead, &trees) { retainedDelta -= 1 }
+            } else {
+                baseHead.redoTarget = transaction
+                try trees.setEntry(baseHead, editor: self)
+                try trees.insert(entry, editor: self)
+            }
             retainedDelta += 1
             head = entry
             headRecord = record
@@ -125,6 +142,13 @@ extension WriteTransaction {
         let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
         retainedDelta -= prunedCount
         self.prunedCount = prunedCount
+        if let threshold = history.relocationThreshold {
+            var relocator = Relocator(threshold: threshold, total: 0, progress: { _ in })
+            trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
+            trees.lineage.root = try relocator.relocate(trees.lineage.root, owner: .system, catalog: false, in: self)
+            trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
+            snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
+        }
         // 4. Free space.
         try settleFreeTree()
         // 5. The state record.
@@ -149,7 +173,8 @@ extension WriteTransaction {
     }
 
     /// Folds collection edits into the catalog and lays out the new root page.
-    private func buildRoot() throws -> (RootRecord, HistoryEntry) {
+    /// - Parameter replacing: the head this root takes the place of (compaction), if any.
+    private func buildRoot(replacing: HistoryEntry?, trees: HistoryTrees) throws -> (RootRecord, HistoryEntry) {
         for name in collections.keys.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
             let state = collections[name]!
             if state.exists {
@@ -160,8 +185,12 @@ extension WriteTransaction {
             }
         }
         let rootPage = PageReference(page: try takeFreePage(), birth: transaction)
+        var parentPage = base.state.head
+        if let replacing {
+            parentPage = try trees.entry(replacing.historyParent, reader: self)?.rootPage ?? .none
+        }
         var record = RootRecord(
-            transaction: transaction, parent: base.state.head,
+            transaction: transaction, parent: parentPage,
             timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
             label: label)
         record.contentSource = history.contentSource ?? .none
@@ -169,9 +198,9 @@ extension WriteTransaction {
         let decoded = try RootRecord.decode(buffer.sealedForDecoding(page: rootPage.page, birth: transaction))
         let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
         let entry = HistoryEntry(
-            rootPage: rootPage, historyParent: base.head.transaction,
+            rootPage: rootPage, historyParent: replacing.map(\.historyParent) ?? base.head.transaction,
             lineageParent: history.freshLineage ? .none : (history.contentSource ?? base.head.transaction),
-            redoTarget: .none, depth: baseDepth + 1,
+            redoTarget: .none, depth: replacing.map(\.depth) ?? baseDepth + 1,
             timeMilliseconds: decoded.timeMilliseconds, deadList: decoded.invalidated, newList: decoded.introduced,
             deadListIsRootOwned: true, newListIsRootOwned: true)
         return (decoded, entry)

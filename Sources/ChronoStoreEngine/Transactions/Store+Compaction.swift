@@ -1,0 +1,204 @@
+// Compaction: move live pages out of the file's tail into free pages, then cut the free tail off.
+
+/// How far a compaction has got: pages examined out of the live pages.
+package struct CompactionProgress: Equatable, Sendable {
+    package var pagesDone: Int
+    package var pagesTotal: Int
+}
+
+/// What a compaction achieved.
+package struct CompactionReport: Equatable, Sendable {
+    package var pagesMoved: Int
+    package var byteCountBefore: UInt64
+    package var byteCountAfter: UInt64
+}
+
+extension Store {
+    /// Shrinks the file: prunes per the retention policy, rewrites the head's pages and the
+    /// engine's own pages that lie beyond the space the live data needs onto free pages nearer
+    /// the start, then truncates the file once its tail is free.
+    ///
+    /// The rewrite is one commit whose contents equal the head's; it takes the head's place in
+    /// history (undo from it goes where undo from the head went) unless a reader or snapshot
+    /// pins the head. Pages that older retained roots or snapshots still reach stay where they
+    /// are, so with deep history the file shrinks less. Readers continue throughout; the writer
+    /// waits for each of the two commits. Cost: O(live pages).
+    @discardableResult
+    package func compact(progress: (CompactionProgress) throws -> Void = { _ in }) throws -> CompactionReport {
+        let before = try fileByteCount()
+        try prune()
+        let transaction = try beginWrite()
+        let moved: Int
+        do {
+            moved = try transaction.relocateTail(progress: progress)
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        if moved > 0 { try transaction.commit() } else { transaction.abort() }
+        try truncateFreeTail()
+        return CompactionReport(pagesMoved: moved, byteCountBefore: before, byteCountAfter: try fileByteCount())
+    }
+
+    private func fileByteCount() throws -> UInt64 {
+        do { return try pageFile.file.byteCount() } catch let error as IOError { throw StoreError.io(error) }
+    }
+
+    /// Drops free pages at the end of the file: a commit lowers the allocation mark, a sync makes
+    /// it durable (so no fallback state needs the tail), then the file is cut.
+    func truncateFreeTail() throws {
+        let transaction = try beginWrite()
+        let end: UInt64
+        do {
+            try transaction.loadEveryReusablePage()
+            end = transaction.dropFreeTail()
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        guard end < transaction.base.state.pageCount else {
+            transaction.abort()
+            return
+        }
+        transaction.history.forceState = true
+        try transaction.commit()
+        try synchronize()
+        let current = try snapshot.state.pageCount
+        do { try pageFile.file.truncate(to: current * UInt64(pageSize)) } catch let error as IOError { throw StoreError.io(error) }
+    }
+}
+
+extension WriteTransaction {
+    /// Removes the reusable pages at the very end of the file from the pool and lowers the
+    /// allocation mark past them. Returns the new mark.
+    func dropFreeTail() -> UInt64 {
+        let free = Set(allocator.pool.map(\.rawValue))
+        var end = allocator.nextPage
+        while end > 2, free.contains(end - 1) { end -= 1 }
+        allocator.pool.removeAll { $0.rawValue >= end }
+        allocator.nextPage = end
+        return end
+    }
+
+    /// Rebuilds the head's collection trees with full pages on the lowest free pages, and rewrites
+    /// every page of the catalog and the engine's trees that lies at or beyond the page count the
+    /// live data needs. Returns how many pages moved out of the tail.
+    func relocateTail(progress: (CompactionProgress) throws -> Void) throws -> Int {
+        try loadEveryReusablePage()
+        let state = base.state
+        let live = state.pageCount - 1 - state.freePageCount
+        let threshold = live + 1 + live / 64
+        return try withoutActuallyEscaping(progress) { progress in
+            var relocator = Relocator(threshold: threshold, total: Int(live), progress: progress)
+            catalogTree.root = try relocator.relocate(catalogTree.root, owner: .history, catalog: true, in: self)
+            if relocator.moved > 0 || !introducedPages.isEmpty { history.replacesHead = true }
+            history.relocationThreshold = threshold
+            allocator.freeTree.root = try relocator.relocate(allocator.freeTree.root, owner: .system, catalog: false, in: self)
+            return relocator.moved
+        }
+    }
+}
+
+/// The walk behind compaction: copies a node onto a lower page when it, or anything below it,
+/// lies at or beyond the threshold.
+struct Relocator {
+    let threshold: UInt64
+    let total: Int
+    let progress: (CompactionProgress) throws -> Void
+    private(set) var moved = 0
+    private var examined = 0
+
+    init(threshold: UInt64, total: Int, progress: @escaping (CompactionProgress) throws -> Void) {
+        self.threshold = threshold
+        self.total = total
+        self.progress = progress
+    }
+
+    mutating func relocate(
+        _ reference: PageReference, owner: PageOwner, catalog: Bool, in transaction: WriteTransaction
+    ) throws -> PageReference {
+        guard !reference.isNone else { return reference }
+        examined += 1
+        if examined % 1024 == 0 { try progress(CompactionProgress(pagesDone: examined, pagesTotal: max(total, examined))) }
+        var values: [Int: LeafValue] = [:]
+        var children: [Int: PageReference] = [:]
+        switch try transaction.node(reference) {
+        case .leafPage(let view):
+            for index in 0..<view.count {
+                let value = view.value(at: index)
+                if catalog {
+                    var entry = try CollectionEntry.decode(value, page: reference.page)
+                    let root = try rebuild(entry.root, in: transaction)
+                    if root != entry.root {
+                        entry.root = root
+                        values[index] = .inline(entry.encoded())
+                    }
+                } else if case .overflow(let large) = value, try needsMove(large, transaction) {
+                    let bytes = try Overflow.read(large, reader: transaction)
+                    try Overflow.release(large, owner: owner, editor: transaction)
+                    values[index] = .overflow(try Overflow.write(bytes, owner: owner, editor: transaction))
+                    moved += 1
+                }
+            }
+        case .branchPage(let view):
+            for index in 0...view.keyCount {
+                let child = view.child(at: index)
+                let relocated = try relocate(child, owner: owner, catalog: catalog, in: transaction)
+                if relocated != child { children[index] = relocated }
+            }
+        case .leaf, .branch:
+            // Already rewritten by this transaction, onto a low page.
+            return reference
+        }
+        guard reference.page.rawValue >= threshold || !values.isEmpty || !children.isEmpty else { return reference }
+        let (copy, content) = try BTree(root: reference, owner: owner).editableNode(reference, editor: transaction)
+        switch content {
+        case .leaf(let leaf): for (index, value) in values { leaf.replaceValue(at: index, with: value) }
+        case .branch(let branch): for (index, child) in children { branch.children[index] = child }
+        case .raw: break
+        }
+        if reference.page.rawValue >= threshold { moved += 1 }
+        return copy
+    }
+
+    /// Rebuilds a collection tree with every page full, on the lowest free pages; large values
+    /// beyond the threshold move too. The old tree's nodes go on the deadlist.
+    private mutating func rebuild(_ root: PageReference, in transaction: WriteTransaction) throws -> PageReference {
+        guard !root.isNone else { return root }
+        var entries: [([UInt8], LeafValue)] = []
+        try BTree(root: root, owner: .history).scan(.all, reverse: false, reader: transaction) { key, value in
+            entries.append((Array(key), value))
+            return true
+        }
+        for index in entries.indices {
+            guard case .overflow(let large) = entries[index].1, try needsMove(large, transaction) else { continue }
+            let bytes = try Overflow.read(large, reader: transaction)
+            try Overflow.release(large, owner: .history, editor: transaction)
+            entries[index].1 = .overflow(try Overflow.write(bytes, owner: .history, editor: transaction))
+        }
+        var oldNodes: [PageReference] = []
+        try collectNodes(root, transaction, into: &oldNodes)
+        for node in oldNodes {
+            transaction.releasePage(node, owner: .history)
+            if node.page.rawValue >= threshold { moved += 1 }
+        }
+        examined += oldNodes.count
+        try progress(CompactionProgress(pagesDone: examined, pagesTotal: max(total, examined)))
+        return try BTree.build(from: entries, owner: .history, editor: transaction)
+    }
+
+    private func collectNodes(_ reference: PageReference, _ transaction: WriteTransaction, into nodes: inout [PageReference]) throws {
+        nodes.append(reference)
+        if case .branchPage(let view) = try transaction.node(reference) {
+            for index in 0...view.keyCount { try collectNodes(view.child(at: index), transaction, into: &nodes) }
+        }
+    }
+
+    private func needsMove(_ value: OverflowReference, _ transaction: WriteTransaction) throws -> Bool {
+        var beyond = false
+        try Overflow.forEachIndexPage(value, reader: transaction) { index, data in
+            if index.page.rawValue >= threshold || data.contains(where: { $0.rawValue >= threshold }) { beyond = true }
+        }
+        return beyond
+    }
+}
