@@ -5,7 +5,7 @@ extension Command {
         name: "help", positionals: [.optional("COMMAND"), .optional("SUBCOMMAND")],
         summary: "show the commands, or one command's usage and examples",
         details: "Without COMMAND, lists every command. With one, shows its usage, options and examples.",
-        examples: ["chrono help", "chrono help list", "chrono help snapshot"],
+        examples: ["chrono help", "chrono help list", "chrono help snapshot", "chrono help backup"],
         run: runHelp)
 
     private static func runHelp(_ invocation: Invocation) throws {
@@ -25,7 +25,7 @@ enum HelpText {
         let lines = CommandTable.all.map { "  " + $0.name + String(repeating: " ", count: width - $0.name.count + 3) + $0.summary }
         return """
             chrono: inspect and edit ChronoStore files, trace and move through their history,
-            take snapshots, and verify them.
+            take snapshots and backups, restore them, and verify them.
 
             Usage: chrono COMMAND STORE [ARGUMENTS] [OPTIONS]
 

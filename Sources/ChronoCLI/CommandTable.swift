@@ -6,6 +6,7 @@ enum CommandTable {
         .create, .put, .get, .delete, .list, .apply,
         .history, .undo, .redo, .revert,
         .snapshotCreate, .snapshotList, .snapshotDelete, .snapshotCheckout,
+        .backup, .restore,
         .prune, .verify, .info, .demo, .help,
     ]
 

@@ -5,14 +5,17 @@ import ChronoStoreEngine
 /// `chrono` command that does the same, so the reader can repeat it by hand.
 struct DemoTour {
     let path: String
+    /// Where the backup step writes its backup.
+    let backupPath: String
     let store: Store
     let console: Console
     let narrates: Bool
 
     /// Creates the store at `path`.
     /// - Throws: ``StoreError/storeAlreadyExists(path:)`` when something is there already.
-    init(path: String, console: Console, narrates: Bool) throws {
+    init(path: String, backupPath: String, console: Console, narrates: Bool) throws {
         self.path = path
+        self.backupPath = backupPath
         self.console = console
         self.narrates = narrates
         self.store = try Store.create(at: path, options: StoreOptions(retention: .limitless))
@@ -28,13 +31,14 @@ struct DemoTour {
         try undoAndRedo()
         try takeSnapshot()
         try makeBranch()
+        try backUp()
         try showHistory(allBranches: true)
         try verify()
         let head = try store.snapshot.head.transaction
         try store.close()
         say("")
-        say("The store is still there. Try: chrono history \(path) --all-branches")
-        say("                           or: chrono list \(path) notes --json")
+        say("The store and its backup are still there. Try: chrono history \(path) --all-branches")
+        say("                                           or: chrono list \(backupPath) notes --json")
         return head
     }
 
@@ -80,7 +84,7 @@ struct DemoTour {
     }
 
     private func showHistory(allBranches: Bool) throws {
-        let step = allBranches ? "7. The history with every branch" : "3. The history, newest first"
+        let step = allBranches ? "8. The history with every branch" : "3. The history, newest first"
         say("\(step) (\"*\" marks the head):", "chrono history \(path)" + (allBranches ? " --all-branches" : ""))
         for item in try store.history(allBranches: allBranches) {
             let marks = (item.isBranchTip ? "  (branch tip)" : "")
@@ -89,9 +93,24 @@ struct DemoTour {
         }
     }
 
+    private func backUp() throws {
+        let report = try store.backup(to: backupPath)
+        say("7. Backed up the head, root \(report.root.rawValue), into \(backupPath): copied \(report.pageCount) pages of records,",
+            "chrono backup \(path) \(backupPath)")
+        say("   making a \(report.byteCount)-byte store of its own that holds the head's records and none of the history.")
+        let backup = try Store.open(at: backupPath)
+        defer { try? backup.close() }
+        let check = try backup.verify()
+        let notes = try backup.read { try $0.count(in: "notes") }
+        try backup.close()
+        say("   Opened the backup and verified it: \(check.pagesChecked) pages checked, \(check.isSound ? "all sound" : "found damage"); it holds \(notes) notes.",
+            "chrono verify \(backupPath)")
+        say("   Restoring it would be a new commit, so even a restore can be undone.", "chrono restore \(path) \(backupPath)")
+    }
+
     private func verify() throws {
         let report = try store.verify()
-        say("8. Verified the store: read and checked \(report.pagesChecked) pages, \(report.isSound ? "all sound" : "found damage").",
+        say("9. Verified the store: read and checked \(report.pagesChecked) pages, \(report.isSound ? "all sound" : "found damage").",
             "chrono verify \(path)")
     }
 

@@ -4,9 +4,10 @@ import ChronoStoreEngine
 extension CommandFailure {
     /// The failure to report for an error a command let through.
     ///
-    /// Damage is 3; a missing root or snapshot is 1; input the engine refused (a key too large
-    /// for the page size, a bad collection name) is 2; everything else, including a missing
-    /// store file, is 4, so a mistyped store path is never mistaken for a missing key.
+    /// Damage is 3, and so is a backup that fails its check; a missing root or snapshot is 1;
+    /// input the engine refused (a key too large for the page size, a bad collection name) is 2;
+    /// everything else, including a missing store file, is 4, so a mistyped store path is never
+    /// mistaken for a missing key.
     init(_ error: any Error) {
         if let failure = error as? CommandFailure {
             self = failure
@@ -29,6 +30,8 @@ extension CommandFailure {
     private static func exitCode(for error: StoreError) -> ExitCode {
         if error.isDamage { return .damage }
         switch error {
+        case .backupFailedVerification:
+            return .damage
         case .rootNotRetained, .noRootAtOrBefore, .snapshotNotFound:
             return .notFound
         case .keyTooLarge, .emptyKey, .invalidCollectionName, .labelTooLong, .invalidSnapshotName:

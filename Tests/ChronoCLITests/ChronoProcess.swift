@@ -113,6 +113,19 @@ struct Workspace {
         return result
     }
 
+    /// Starts `chrono` with `arguments` and leaves it running, with pipes to its stdin, stdout
+    /// and stderr, for tests that need a second process or interrupt one.
+    func start(_ arguments: [String]) throws -> RunningChrono {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = directory.path
+        return try RunningChrono(executable: try ChronoExecutable.url(), arguments: arguments, environment: environment)
+    }
+
+    /// The names of the files in the workspace directory, sorted.
+    func fileNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
     /// Commits `value` under `key` and returns the new root id.
     @discardableResult
     func put(_ collection: String, _ key: String, _ value: String, label: String? = nil) throws -> Int {
@@ -123,6 +136,58 @@ struct Workspace {
 
     /// The store file's bytes, to check that a failed command wrote nothing.
     func storeBytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: store)) }
+}
+
+/// A `chrono` process that runs while the test goes on.
+final class RunningChrono {
+    private let process = Process()
+    private let input = Pipe(), output = Pipe(), errors = Pipe()
+    private var pendingOutput = Data()
+
+    init(executable: URL, arguments: [String], environment: [String: String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// Writes `line` and a newline to the process's stdin.
+    func send(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Waits for the next line on the process's stdout; nil once stdout ends.
+    func readLine() -> String? {
+        while true {
+            if let newline = pendingOutput.firstIndex(of: 0x0A) {
+                let line = String(decoding: pendingOutput[..<newline], as: UTF8.self)
+                pendingOutput.removeSubrange(...newline)
+                return line
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            pendingOutput.append(data)
+        }
+    }
+
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    func interrupt() { process.interrupt() }
+
+    /// Closes stdin, waits for the process to end, and returns what it printed. A process ended
+    /// by a signal reports 128 plus the signal's number, as a shell does.
+    func finish() throws -> ChronoResult {
+        try input.fileHandleForWriting.close()
+        let stdout = pendingOutput + output.fileHandleForReading.readDataToEndOfFile()
+        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let signalled = process.terminationReason == .uncaughtSignal
+        return ChronoResult(
+            exitCode: signalled ? 128 + process.terminationStatus : process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
 }
 
 /// Finds the `chrono` binary SwiftPM built next to the test bundle.

@@ -1,4 +1,4 @@
-// Commands that only read leave the store file byte for byte as it was.
+// Commands that only read the store (backup included) leave its file byte for byte as it was.
 import Foundation
 import Testing
 
@@ -14,6 +14,8 @@ struct ReadOnlyCommandTests {
             ["get", workspace.store, "c", "a"], ["get", workspace.store, "c", "a", "--at", String(first)],
             ["list", workspace.store, "c", "--json"], ["history", workspace.store, "--all-branches"],
             ["snapshot", "list", workspace.store], ["info", workspace.store], ["verify", workspace.store, "--json"],
+            ["backup", workspace.store, workspace.directory.file("backup.chrono")],
+            ["backup", workspace.store, workspace.directory.file("first.chrono"), "--at", String(first)],
         ]
         for command in commands {
             try workspace.expectSuccess(command)

@@ -9,7 +9,7 @@ struct UsageAndHelpTests {
         let help = try workspace.expectSuccess(["help"]).stdout
         for command in [
             "create", "put", "get", "delete", "list", "apply", "history", "undo", "redo", "revert", "snapshot create",
-            "snapshot list", "snapshot delete", "snapshot checkout", "prune", "verify", "info", "demo",
+            "snapshot list", "snapshot delete", "snapshot checkout", "backup", "restore", "prune", "verify", "info", "demo",
         ] {
             #expect(help.contains("  \(command) "), "help lists \(command)")
         }
@@ -17,7 +17,9 @@ struct UsageAndHelpTests {
         #expect(try workspace.expectSuccess(["--help"]).stdout == help)
     }
 
-    @Test(arguments: ["put", "get", "list", "apply", "history", "undo", "revert", "prune", "verify", "info", "demo", "create"])
+    @Test(arguments: [
+        "put", "get", "list", "apply", "history", "undo", "revert", "backup", "restore", "prune", "verify", "info", "demo", "create",
+    ])
     func helpForACommandShowsUsageOptionsAndExamples(_ command: String) throws {
         let workspace = try Workspace()
         let text = try workspace.expectSuccess(["help", command]).stdout
@@ -35,6 +37,20 @@ struct UsageAndHelpTests {
             #expect(text.contains("Usage: chrono snapshot \(subcommand) STORE"))
         }
         #expect(try Workspace().expectSuccess(["help", "snapshot", "list"]).stdout.hasPrefix("Usage: chrono snapshot list STORE"))
+    }
+
+    @Test func helpForBackupAndRestoreShowsTheirOptionsExitCodesAndExamples() throws {
+        let workspace = try Workspace()
+        let backup = try workspace.expectSuccess(["help", "backup"]).stdout
+        #expect(backup.hasPrefix("Usage: chrono backup STORE DEST [--at ROOT|DATE] [--snapshot NAME] [--with-history]\n"))
+        for text in ["--snapshot NAME", "--with-history", "Exits 4", "already exists at DEST", "chrono backup notes.chrono"] {
+            #expect(backup.contains(text), "help backup mentions \(text)")
+        }
+        let restore = try workspace.expectSuccess(["help", "restore"]).stdout
+        #expect(restore.hasPrefix("Usage: chrono restore STORE BACKUP [--label TEXT] [--replace]\n"))
+        for text in ["--replace", "chrono undo STORE", "Exits 3", "another process", "--replace\n"] {
+            #expect(restore.contains(text), "help restore mentions \(text)")
+        }
     }
 
     @Test func noCommandOrAnUnknownOneIsAUsageError() throws {
