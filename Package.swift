@@ -12,12 +12,18 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "ChronoStoreEngine", targets: ["ChronoStoreEngine"]),
+        .library(name: "ChronoStore", targets: ["ChronoStore"]),
         .executable(name: "chrono-example", targets: ["ChronoExample"]),
         .executable(name: "chrono", targets: ["ChronoCLI"]),
     ],
     targets: [
         .target(
             name: "ChronoStoreEngine",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChronoStore",
+            dependencies: ["ChronoStoreEngine"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -43,6 +49,11 @@ let package = Package(
         .testTarget(
             name: "ChronoCLITests",
             dependencies: ["ChronoCLI", "ChronoStoreTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChronoStoreTests",
+            dependencies: ["ChronoStore", "ChronoStoreTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

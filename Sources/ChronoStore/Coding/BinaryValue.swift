@@ -1,0 +1,219 @@
+// The self-describing binary record format: a tagged value tree and its byte layout.
+
+/// One node of a binary-coded record.
+///
+/// Layout: a tag byte, then the payload. Counts and lengths are LEB128 varints.
+///
+/// | tag | meaning | payload |
+/// |---|---|---|
+/// | 0 | nil | none |
+/// | 1 | false | none |
+/// | 2 | true | none |
+/// | 3 | signed integer | zig-zag varint |
+/// | 4 | unsigned integer | varint |
+/// | 5 | Double | 8 bytes, little-endian IEEE |
+/// | 6 | Float | 4 bytes, little-endian IEEE |
+/// | 7 | string | varint byte count, UTF-8 |
+/// | 8 | bytes (`Data`) | varint byte count, bytes |
+/// | 9 | array | varint element count, elements |
+/// | 10 | object | varint field count, then per field: varint key length, UTF-8 key, value |
+/// | 11 | Date | 8 bytes, little-endian Double, seconds since 1970 |
+/// | 12 | UUID | 16 bytes |
+///
+/// Because every node names its kind and every object names its keys, a reader that does not
+/// know the Swift type can still print the record (see ``ChronoBinaryCoder/jsonDescription(of:)``).
+indirect enum BinaryValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case signed(Int64)
+    case unsigned(UInt64)
+    case double(Double)
+    case float(Float)
+    case string(String)
+    case bytes([UInt8])
+    case array([BinaryValue])
+    case object([(String, BinaryValue)])
+    case date(Double)
+    case uuid([UInt8])
+
+    static func == (lhs: BinaryValue, rhs: BinaryValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.signed(let a), .signed(let b)): return a == b
+        case (.unsigned(let a), .unsigned(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
+        case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
+        case (.string(let a), .string(let b)): return a == b
+        case (.bytes(let a), .bytes(let b)), (.uuid(let a), .uuid(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
+        default: return false
+        }
+    }
+}
+
+// MARK: - Writing
+
+extension BinaryValue {
+    func write(to bytes: inout [UInt8]) {
+        switch self {
+        case .null: bytes.append(0)
+        case .bool(let value): bytes.append(value ? 2 : 1)
+        case .signed(let value):
+            bytes.append(3)
+            Self.writeVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &bytes)
+        case .unsigned(let value):
+            bytes.append(4)
+            Self.writeVarint(value, to: &bytes)
+        case .double(let value):
+            bytes.append(5)
+            Self.writeLittleEndian(value.bitPattern, to: &bytes)
+        case .float(let value):
+            bytes.append(6)
+            Self.writeLittleEndian(value.bitPattern, to: &bytes)
+        case .string(let value):
+            bytes.append(7)
+            Self.writeString(value, to: &bytes)
+        case .bytes(let value):
+            bytes.append(8)
+            Self.writeVarint(UInt64(value.count), to: &bytes)
+            bytes.append(contentsOf: value)
+        case .array(let elements):
+            bytes.append(9)
+            Self.writeVarint(UInt64(elements.count), to: &bytes)
+            for element in elements { element.write(to: &bytes) }
+        case .object(let fields):
+            bytes.append(10)
+            Self.writeVarint(UInt64(fields.count), to: &bytes)
+            for (key, value) in fields {
+                Self.writeString(key, to: &bytes)
+                value.write(to: &bytes)
+            }
+        case .date(let seconds):
+            bytes.append(11)
+            Self.writeLittleEndian(seconds.bitPattern, to: &bytes)
+        case .uuid(let value):
+            bytes.append(12)
+            bytes.append(contentsOf: value)
+        }
+    }
+
+    static func writeVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var remaining = value
+        while remaining >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
+    }
+
+    static func writeLittleEndian<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
+        var little = value.littleEndian
+        withUnsafeBytes(of: &little) { bytes.append(contentsOf: $0) }
+    }
+
+    static func writeString(_ value: String, to bytes: inout [UInt8]) {
+        let utf8 = value.utf8
+        writeVarint(UInt64(utf8.count), to: &bytes)
+        bytes.append(contentsOf: utf8)
+    }
+}
+
+// MARK: - Reading
+
+/// Reads a ``BinaryValue`` from bytes, rejecting anything malformed with a typed error.
+struct BinaryValueReader {
+    let bytes: [UInt8]
+    var offset: Int
+    /// Nesting limit, so hostile input cannot exhaust the stack.
+    static let maximumDepth = 256
+
+    init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    mutating func readValue(depth: Int = 0) throws -> BinaryValue {
+        guard depth < Self.maximumDepth else { throw malformed("nesting deeper than \(Self.maximumDepth)") }
+        let tag = try readByte()
+        switch tag {
+        case 0: return .null
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3:
+            let raw = try readVarint()
+            return .signed(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+        case 4: return .unsigned(try readVarint())
+        case 5: return .double(Double(bitPattern: try readLittleEndian(UInt64.self)))
+        case 6: return .float(Float(bitPattern: try readLittleEndian(UInt32.self)))
+        case 7: return .string(try readString())
+        case 8: return .bytes(try readBytes(try readCount()))
+        case 9:
+            let count = try readCount()
+            var elements: [BinaryValue] = []
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
+            return .array(elements)
+        case 10:
+            let count = try readCount()
+            var fields: [(String, BinaryValue)] = []
+            fields.reserveCapacity(count)
+            for _ in 0..<count { fields.append((try readString(), try readValue(depth: depth + 1))) }
+            return .object(fields)
+        case 11: return .date(Double(bitPattern: try readLittleEndian(UInt64.self)))
+        case 12: return .uuid(try readBytes(16))
+        default: throw malformed("unknown tag \(tag) at byte \(offset - 1)")
+        }
+    }
+
+    func malformed(_ reason: String) -> ChronoStoreError { .malformedRecord(reason: reason) }
+
+    mutating func readByte() throws -> UInt8 {
+        guard offset < bytes.count else { throw malformed("truncated at byte \(offset)") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func readVarint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            guard shift < 64 else { throw malformed("varint longer than 64 bits") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    /// A count or length, which cannot exceed the bytes left (every element takes a byte).
+    mutating func readCount() throws -> Int {
+        let count = try readVarint()
+        guard count <= UInt64(bytes.count - offset) else { throw malformed("count \(count) exceeds the record") }
+        return Int(count)
+    }
+
+    mutating func readBytes(_ count: Int) throws -> [UInt8] {
+        guard count <= bytes.count - offset else { throw malformed("truncated at byte \(offset)") }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func readLittleEndian<Value: FixedWidthInteger>(_ type: Value.Type) throws -> Value {
+        let raw = try readBytes(MemoryLayout<Value>.size)
+        var value = Value.zero
+        for (index, byte) in raw.enumerated() { value |= Value(byte) << (8 * index) }
+        return value
+    }
+
+    mutating func readString() throws -> String {
+        let raw = try readBytes(try readCount())
+        let text = String(decoding: raw, as: UTF8.self)
+        // Decoding repairs invalid UTF-8 with U+FFFD; a repaired string has different bytes.
+        guard text.utf8.elementsEqual(raw) else { throw malformed("a string is not valid UTF-8") }
+        return text
+    }
+}

@@ -1,0 +1,239 @@
+// Decoding Decodable values from the self-describing binary format.
+import Foundation
+
+struct BinaryDecoderImplementation: Decoder {
+    let value: BinaryValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let fields) = value else { throw mismatch("an object") }
+        return KeyedDecodingContainer(BinaryKeyedDecoder<Key>(fields: fields, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let elements) = value else { throw mismatch("an array") }
+        return BinaryUnkeyedDecoder(elements: elements, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        BinarySingleDecoder(value: value, codingPath: codingPath)
+    }
+
+    func mismatch(_ expected: String) -> DecodingError {
+        Self.mismatch(expected, found: value, codingPath: codingPath)
+    }
+
+    static func mismatch(_ expected: String, found: BinaryValue, codingPath: [any CodingKey]) -> DecodingError {
+        .typeMismatch(
+            Any.self, DecodingError.Context(codingPath: codingPath, debugDescription: "expected \(expected), found \(found.kindName)"))
+    }
+
+    /// Decodes `type` from `value`, reading the dedicated Data, Date and UUID tags.
+    static func decode<T: Decodable>(_ type: T.Type, from value: BinaryValue, codingPath: [any CodingKey]) throws -> T {
+        switch (type, value) {
+        case (is Data.Type, .bytes(let bytes)): return Data(bytes) as! T
+        case (is Date.Type, .date(let seconds)): return Date(timeIntervalSince1970: seconds) as! T
+        case (is UUID.Type, .uuid(let bytes)) where bytes.count == 16:
+            let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            return uuid as! T
+        default: return try T(from: BinaryDecoderImplementation(value: value, codingPath: codingPath))
+        }
+    }
+
+    /// Scalar conversions shared by the three containers, checking ranges instead of trapping.
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, from value: BinaryValue, codingPath: [any CodingKey]) throws -> T {
+        let converted: T?
+        switch value {
+        case .signed(let number): converted = T(exactly: number)
+        case .unsigned(let number): converted = T(exactly: number)
+        default: throw mismatch("an integer", found: value, codingPath: codingPath)
+        }
+        guard let converted else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: codingPath, debugDescription: "\(value) does not fit in \(T.self)"))
+        }
+        return converted
+    }
+
+    static func double(from value: BinaryValue, codingPath: [any CodingKey]) throws -> Double {
+        switch value {
+        case .double(let number): return number
+        case .float(let number): return Double(number)
+        case .signed(let number): return Double(number)
+        case .unsigned(let number): return Double(number)
+        default: throw mismatch("a number", found: value, codingPath: codingPath)
+        }
+    }
+
+    static func bool(from value: BinaryValue, codingPath: [any CodingKey]) throws -> Bool {
+        guard case .bool(let flag) = value else { throw mismatch("a Bool", found: value, codingPath: codingPath) }
+        return flag
+    }
+
+    static func string(from value: BinaryValue, codingPath: [any CodingKey]) throws -> String {
+        guard case .string(let text) = value else { throw mismatch("a string", found: value, codingPath: codingPath) }
+        return text
+    }
+}
+
+extension BinaryValue {
+    var kindName: String {
+        switch self {
+        case .null: "nil"
+        case .bool: "a Bool"
+        case .signed, .unsigned: "an integer"
+        case .double, .float: "a floating-point number"
+        case .string: "a string"
+        case .bytes: "bytes"
+        case .array: "an array"
+        case .object: "an object"
+        case .date: "a date"
+        case .uuid: "a UUID"
+        }
+    }
+}
+
+struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let fields: [(String, BinaryValue)]
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] { fields.compactMap { Key(stringValue: $0.0) } }
+    func contains(_ key: Key) -> Bool { fields.contains { $0.0 == key.stringValue } }
+
+    private func field(_ key: Key) throws -> BinaryValue {
+        guard let found = fields.first(where: { $0.0 == key.stringValue }) else {
+            throw DecodingError.keyNotFound(
+                key, DecodingError.Context(codingPath: codingPath, debugDescription: "no field \"\(key.stringValue)\""))
+        }
+        return found.1
+    }
+
+    private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try field(key) == .null }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try BinaryDecoderImplementation.bool(from: field(key), codingPath: path(key))
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try BinaryDecoderImplementation.string(from: field(key), codingPath: path(key))
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try BinaryDecoderImplementation.double(from: field(key), codingPath: path(key))
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        Float(try BinaryDecoderImplementation.double(from: field(key), codingPath: path(key)))
+    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = try field(key)
+        if let integerType = type as? any FixedWidthInteger.Type {
+            return try BinaryDecoderImplementation.integer(integerType, from: value, codingPath: path(key)) as! T
+        }
+        return try BinaryDecoderImplementation.decode(type, from: value, codingPath: path(key))
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try BinaryDecoderImplementation(value: field(key), codingPath: path(key)).container(keyedBy: type)
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try BinaryDecoderImplementation(value: field(key), codingPath: path(key)).unkeyedContainer()
+    }
+    func superDecoder() throws -> any Decoder {
+        BinaryDecoderImplementation(value: fields.first { $0.0 == "super" }?.1 ?? .null, codingPath: codingPath)
+    }
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        BinaryDecoderImplementation(value: try field(key), codingPath: path(key))
+    }
+}
+
+struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
+    let elements: [BinaryValue]
+    let codingPath: [any CodingKey]
+    var currentIndex = 0
+    var count: Int? { elements.count }
+    var isAtEnd: Bool { currentIndex >= elements.count }
+
+    private struct IndexKey: CodingKey {
+        var stringValue: String { "\(intValue!)" }
+        var intValue: Int?
+        init(_ index: Int) { intValue = index }
+        init?(stringValue: String) { nil }
+        init?(intValue: Int) { self.intValue = intValue }
+    }
+
+    private mutating func next() throws -> (BinaryValue, [any CodingKey]) {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                Any.self, DecodingError.Context(codingPath: codingPath, debugDescription: "the array has no more elements"))
+        }
+        defer { currentIndex += 1 }
+        return (elements[currentIndex], codingPath + [IndexKey(currentIndex)])
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, elements[currentIndex] == .null else { return false }
+        currentIndex += 1
+        return true
+    }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.bool(from: value, codingPath: path)
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.string(from: value, codingPath: path)
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.double(from: value, codingPath: path)
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let (value, path) = try next()
+        return Float(try BinaryDecoderImplementation.double(from: value, codingPath: path))
+    }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let (value, path) = try next()
+        if let integerType = type as? any FixedWidthInteger.Type {
+            return try BinaryDecoderImplementation.integer(integerType, from: value, codingPath: path) as! T
+        }
+        return try BinaryDecoderImplementation.decode(type, from: value, codingPath: path)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation(value: value, codingPath: path).container(keyedBy: type)
+    }
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation(value: value, codingPath: path).unkeyedContainer()
+    }
+    mutating func superDecoder() throws -> any Decoder {
+        let (value, path) = try next()
+        return BinaryDecoderImplementation(value: value, codingPath: path)
+    }
+}
+
+struct BinarySingleDecoder: SingleValueDecodingContainer {
+    let value: BinaryValue
+    let codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { value == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try BinaryDecoderImplementation.bool(from: value, codingPath: codingPath) }
+    func decode(_ type: String.Type) throws -> String {
+        try BinaryDecoderImplementation.string(from: value, codingPath: codingPath)
+    }
+    func decode(_ type: Double.Type) throws -> Double {
+        try BinaryDecoderImplementation.double(from: value, codingPath: codingPath)
+    }
+    func decode(_ type: Float.Type) throws -> Float {
+        Float(try BinaryDecoderImplementation.double(from: value, codingPath: codingPath))
+    }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if let integerType = type as? any FixedWidthInteger.Type {
+            return try BinaryDecoderImplementation.integer(integerType, from: value, codingPath: codingPath) as! T
+        }
+        return try BinaryDecoderImplementation.decode(type, from: value, codingPath: codingPath)
+    }
+}

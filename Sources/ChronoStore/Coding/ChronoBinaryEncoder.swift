@@ -1,0 +1,201 @@
+// Encoding Encodable values into the self-describing binary format.
+import Foundation
+
+/// Builds a ``BinaryValue`` tree for one value. Containers are boxes so nested containers can be
+/// filled after they are handed out, as `Encoder` requires.
+final class BinaryEncoderBox {
+    enum Content {
+        case empty
+        case single(BinaryValue)
+        case object(ObjectBox)
+        case array(ArrayBox)
+    }
+    var content: Content = .empty
+
+    var value: BinaryValue {
+        switch content {
+        case .empty: return .object([])
+        case .single(let value): return value
+        case .object(let box): return box.value
+        case .array(let box): return box.value
+        }
+    }
+}
+
+final class ObjectBox {
+    var fields: [(String, BinaryEncoderBox)] = []
+    var value: BinaryValue { .object(fields.map { ($0.0, $0.1.value) }) }
+}
+
+final class ArrayBox {
+    var elements: [BinaryEncoderBox] = []
+    var value: BinaryValue { .array(elements.map(\.value)) }
+}
+
+struct BinaryEncoderImplementation: Encoder {
+    let box: BinaryEncoderBox
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let object: ObjectBox
+        if case .object(let existing) = box.content {
+            object = existing
+        } else {
+            object = ObjectBox()
+            box.content = .object(object)
+        }
+        return KeyedEncodingContainer(BinaryKeyedEncoder<Key>(object: object, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let array: ArrayBox
+        if case .array(let existing) = box.content {
+            array = existing
+        } else {
+            array = ArrayBox()
+            box.content = .array(array)
+        }
+        return BinaryUnkeyedEncoder(array: array, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        BinarySingleEncoder(box: box, codingPath: codingPath)
+    }
+
+    /// Encodes `value`, giving Data, Date and UUID their own tags.
+    static func encode(_ value: some Encodable, into box: BinaryEncoderBox, codingPath: [any CodingKey]) throws {
+        switch value {
+        case let data as Data: box.content = .single(.bytes([UInt8](data)))
+        case let date as Date: box.content = .single(.date(date.timeIntervalSince1970))
+        case let uuid as UUID: box.content = .single(.uuid(uuid.orderedKeyBytes))
+        default: try value.encode(to: BinaryEncoderImplementation(box: box, codingPath: codingPath))
+        }
+    }
+}
+
+struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let object: ObjectBox
+    let codingPath: [any CodingKey]
+
+    private func child(_ key: Key) -> BinaryEncoderBox {
+        let box = BinaryEncoderBox()
+        if let index = object.fields.firstIndex(where: { $0.0 == key.stringValue }) {
+            object.fields[index].1 = box
+        } else {
+            object.fields.append((key.stringValue, box))
+        }
+        return box
+    }
+
+    private func put(_ value: BinaryValue, _ key: Key) { child(key).content = .single(value) }
+
+    mutating func encodeNil(forKey key: Key) throws { put(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { put(.bool(value), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { put(.string(value), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { put(.double(value), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { put(.float(value), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { put(.signed(Int64(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { put(.signed(Int64(value)), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { put(.signed(Int64(value)), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { put(.signed(Int64(value)), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { put(.signed(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { put(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { put(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { put(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { put(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { put(.unsigned(value), key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try BinaryEncoderImplementation.encode(value, into: child(key), codingPath: codingPath + [key])
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        BinaryEncoderImplementation(box: child(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        BinaryEncoderImplementation(box: child(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        BinaryEncoderImplementation(box: child(Key(stringValue: "super")!), codingPath: codingPath)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        BinaryEncoderImplementation(box: child(key), codingPath: codingPath + [key])
+    }
+}
+
+struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
+    let array: ArrayBox
+    let codingPath: [any CodingKey]
+    var count: Int { array.elements.count }
+
+    private func child() -> BinaryEncoderBox {
+        let box = BinaryEncoderBox()
+        array.elements.append(box)
+        return box
+    }
+
+    private func put(_ value: BinaryValue) { child().content = .single(value) }
+
+    mutating func encodeNil() throws { put(.null) }
+    mutating func encode(_ value: Bool) throws { put(.bool(value)) }
+    mutating func encode(_ value: String) throws { put(.string(value)) }
+    mutating func encode(_ value: Double) throws { put(.double(value)) }
+    mutating func encode(_ value: Float) throws { put(.float(value)) }
+    mutating func encode(_ value: Int) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { put(.signed(value)) }
+    mutating func encode(_ value: UInt) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt16) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt32) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt64) throws { put(.unsigned(value)) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try BinaryEncoderImplementation.encode(value, into: child(), codingPath: codingPath)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        BinaryEncoderImplementation(box: child(), codingPath: codingPath).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        BinaryEncoderImplementation(box: child(), codingPath: codingPath).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder { BinaryEncoderImplementation(box: child(), codingPath: codingPath) }
+}
+
+struct BinarySingleEncoder: SingleValueEncodingContainer {
+    let box: BinaryEncoderBox
+    let codingPath: [any CodingKey]
+
+    private func put(_ value: BinaryValue) { box.content = .single(value) }
+
+    mutating func encodeNil() throws { put(.null) }
+    mutating func encode(_ value: Bool) throws { put(.bool(value)) }
+    mutating func encode(_ value: String) throws { put(.string(value)) }
+    mutating func encode(_ value: Double) throws { put(.double(value)) }
+    mutating func encode(_ value: Float) throws { put(.float(value)) }
+    mutating func encode(_ value: Int) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { put(.signed(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { put(.signed(value)) }
+    mutating func encode(_ value: UInt) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt16) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt32) throws { put(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt64) throws { put(.unsigned(value)) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try BinaryEncoderImplementation.encode(value, into: box, codingPath: codingPath)
+    }
+}

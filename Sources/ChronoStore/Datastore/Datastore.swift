@@ -1,0 +1,80 @@
+// A typed datastore: persist, load, delete and count the records of one format.
+import ChronoStoreEngine
+
+/// The records of one ``DatastoreFormat`` inside a ``ChronoStore``.
+///
+/// A cheap value (it holds only the store); get one with ``ChronoStore/datastore(_:)``.
+/// Every operation joins the current transaction (``ChronoStore/transaction(label:isolation:_:)``
+/// or ``ChronoStore/read(at:isolation:_:)``) if the task is in one, else it runs in its own:
+/// a write commits at once (durably, with ``Durability/durable``), a read sees the newest head.
+///
+/// Costs are in the number of records n: loads and persists are O(log n) page reads plus the
+/// decoding; ``count()`` is O(1).
+public struct Datastore<Format: DatastoreFormat>: Sendable {
+    /// The store holding this datastore.
+    public let store: ChronoStore
+
+    init(store: ChronoStore) { self.store = store }
+
+    /// Inserts `instance`, or replaces the record with the same identifier, and updates every
+    /// built index in the same transaction.
+    /// - Returns: the replaced instance, or nil when this inserted a new record.
+    /// - Throws: ``ChronoStoreError/uniqueIndexViolation(datastore:index:existing:conflicting:)``
+    ///   (nothing is written), ``ChronoStoreError/keyTooLarge(byteCount:limit:)``,
+    ///   ``ChronoStoreError/encodingFailed(datastore:reason:)``.
+    @discardableResult
+    public func persist(_ instance: Format.Instance) async throws -> Format.Instance? {
+        try Format.validateName()
+        let key = Format.key(Format.identifier(of: instance))
+        let record = try Format.encodeRecord(instance)
+        return try await store.performWrite(label: "Persist") { writer, log in
+            let built = try Format.prepareIndexes(in: writer)
+            let oldRecord = try writer.value(forKey: key, in: Format.collectionName)
+            let old = try oldRecord.map(Format.decodeRecord)
+            try Format.updateIndexes(built, key: key, old: old, new: instance, in: writer)
+            try writer.put(key, record, in: Format.collectionName)
+            log.record(collection: Format.collectionName, key: key, old: oldRecord, new: record)
+            return old
+        }
+    }
+
+    /// The instance with `identifier`, or nil. Records of older versions are migrated on the fly.
+    public func load(_ identifier: Format.Identifier) async throws -> Format.Instance? {
+        let key = Format.key(identifier)
+        return try store.performRead { reader in
+            try reader.value(forKey: key, in: Format.collectionName).map(Format.decodeRecord)
+        }
+    }
+
+    /// Deletes the record with `identifier` and its index entries.
+    /// - Returns: the deleted instance.
+    /// - Throws: ``ChronoStoreError/recordNotFound(datastore:identifier:)`` when there is none.
+    @discardableResult
+    public func delete(_ identifier: Format.Identifier) async throws -> Format.Instance {
+        guard let old = try await deleteIfPresent(identifier) else {
+            throw ChronoStoreError.recordNotFound(datastore: Format.name, identifier: "\(identifier)")
+        }
+        return old
+    }
+
+    /// Deletes the record with `identifier` if there is one.
+    /// - Returns: the deleted instance, or nil when there was none (then nothing is committed).
+    @discardableResult
+    public func deleteIfPresent(_ identifier: Format.Identifier) async throws -> Format.Instance? {
+        let key = Format.key(identifier)
+        return try await store.performWrite(label: "Delete") { writer, log in
+            guard let oldRecord = try writer.value(forKey: key, in: Format.collectionName) else { return nil }
+            let built = try Format.prepareIndexes(in: writer)
+            let old = try Format.decodeRecord(oldRecord)
+            try Format.updateIndexes(built, key: key, old: old, new: nil, in: writer)
+            try writer.delete(key, in: Format.collectionName)
+            log.record(collection: Format.collectionName, key: key, old: oldRecord, new: nil)
+            return old
+        }
+    }
+
+    /// How many records the datastore holds. O(1).
+    public func count() async throws -> Int {
+        try store.performRead { reader in try reader.count(in: Format.collectionName) }
+    }
+}

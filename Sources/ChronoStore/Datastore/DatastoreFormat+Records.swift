@@ -1,0 +1,51 @@
+// Turning instances into stored records and back, with lazy migration; identifiers into keys.
+import ChronoStoreEngine
+
+extension DatastoreFormat {
+    /// The stored bytes of `instance`: envelope (coder, current version) and payload.
+    static func encodeRecord(_ instance: Instance) throws -> [UInt8] {
+        do {
+            return RecordEnvelope.wrap(try coder.encode(instance), coder: coder, version: currentVersion)
+        } catch {
+            throw ChronoStoreError.encodingFailed(datastore: name, reason: "\(error)")
+        }
+    }
+
+    /// Decodes stored bytes, migrating older versions through ``decode(version:from:)``.
+    static func decodeRecord(_ bytes: [UInt8]) throws -> Instance {
+        let (recordCoder, version, payload) = try RecordEnvelope.unwrap(bytes)
+        if version != currentVersion {
+            return try decode(version: version, from: StoredRecord(version: version, coder: recordCoder, payload: payload))
+        }
+        do {
+            return try recordCoder.decode(Instance.self, from: payload)
+        } catch let error as ChronoStoreError {
+            throw error
+        } catch {
+            throw ChronoStoreError.decodingFailed(datastore: name, reason: "\(error)")
+        }
+    }
+
+    /// Whether stored bytes were written at an older (or other) version than the current one.
+    static func needsMigration(_ bytes: [UInt8]) throws -> Bool { try RecordEnvelope.unwrap(bytes).version != currentVersion }
+
+    /// The key of an identifier in the datastore's collection.
+    static func key(_ identifier: Identifier) -> [UInt8] { identifier.orderedKeyBytes }
+
+    /// The engine collection holding the records.
+    static var collectionName: String { name }
+
+    /// The engine collection holding index `index`.
+    static func indexCollectionName(_ index: String) -> String { name + "/" + index }
+
+    /// The collection holding per-datastore metadata (index build state), shared by all formats.
+    static var metadataCollectionName: String { "$datastores" }
+
+    static func validateName() throws {
+        let bytes = name.utf8.count
+        guard bytes >= 1, bytes <= 200, !name.contains("/"), !name.hasPrefix("$") else {
+            throw ChronoStoreError.invalidOptions(
+                "datastore name \"\(name)\" must be 1 to 200 bytes of UTF-8, without \"/\", not starting with \"$\"")
+        }
+    }
+}

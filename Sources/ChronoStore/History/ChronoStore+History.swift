@@ -1,0 +1,72 @@
+// History at the typed level: listing, undo, redo, revert, retention, pruning.
+import ChronoStoreEngine
+
+extension ChronoStore {
+    /// The retained roots, newest first: the head and its ancestors, or every retained root
+    /// including side branches (`allBranches`). Cost: O(roots listed).
+    public func history(allBranches: Bool = false) async throws -> [HistoryRoot] {
+        try engineCall { try engine.history(allBranches: allBranches).map(HistoryRoot.init) }
+    }
+
+    /// The current head root.
+    public func head() async throws -> RootID {
+        try engineCall { RootID(try engine.snapshot.head.transaction) }
+    }
+
+    /// Moves the head back `steps` roots: every datastore reads as it did then. Durable; O(steps)
+    /// whatever the store size. Observers receive the differences. A new commit after an undo
+    /// starts a branch; ``redo()`` moves forward again.
+    /// - Returns: the new head.
+    /// - Throws: ``ChronoStoreError/cannotUndo(steps:available:)`` when history runs out (nothing
+    ///   changes), ``ChronoStoreError/operationInsideTransaction(_:)``.
+    @discardableResult
+    public func undo(steps: Int = 1) async throws -> RootID {
+        guard steps >= 1 else { throw ChronoStoreError.invalidOptions("undo needs at least one step, not \(steps)") }
+        return try await historyOperation("undo") { RootID(try engine.undo(steps: steps)) }
+    }
+
+    /// Moves the head forward to the root it was last undone from. Durable; O(1).
+    /// - Throws: ``ChronoStoreError/cannotRedo``.
+    @discardableResult
+    public func redo() async throws -> RootID {
+        try await historyOperation("redo") { RootID(try engine.redo()) }
+    }
+
+    /// Commits a new root whose contents equal `root`'s. O(1); it can itself be undone.
+    /// - Throws: ``ChronoStoreError/rootNotRetained(_:)``.
+    @discardableResult
+    public func revert(to root: RootID, label: String? = nil) async throws -> RootID {
+        try await historyOperation("revert") { RootID(try engine.revert(to: root.engineValue, label: label)) }
+    }
+
+    /// Changes how much history is kept; takes effect at the next commit or ``prune()``.
+    public func setRetention(_ retention: HistoryRetention, dropsUndoneBranches: Bool? = nil) async throws {
+        try await historyOperation("setRetention") {
+            try engine.setRetention(retention.engineValue, dropsUndoneBranches: dropsUndoneBranches)
+        }
+    }
+
+    /// Applies the retention policy to all history now (commits do it gradually).
+    /// - Returns: how many roots were dropped. Cost: O(pages freed).
+    @discardableResult
+    public func prune() async throws -> Int {
+        try await historyOperation("prune") { try engine.prune() }
+    }
+
+    /// Drops every root except the head, snapshots, and roots open readers use.
+    /// - Returns: how many roots were dropped.
+    @discardableResult
+    public func clearHistory() async throws -> Int {
+        try await historyOperation("clearHistory") { try engine.clearHistory() }
+    }
+
+    /// Runs a store-wide engine write outside any transaction, then tells observers.
+    func historyOperation<Result>(_ name: String, _ body: () throws -> Result) async throws -> Result {
+        try ensureNoActiveTransaction(name)
+        await writers.acquire()
+        defer { writers.release() }
+        let result = try engineCall(body)
+        hub.catchUp()
+        return result
+    }
+}

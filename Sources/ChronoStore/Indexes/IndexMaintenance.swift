@@ -1,0 +1,86 @@
+// Keeping indexes in step with records, and knowing which declared indexes are built.
+import ChronoStoreEngine
+
+/// What the store records about one datastore: which indexes are built, and of which kind.
+/// Stored with the binary coder in the `$datastores` collection under the datastore's name.
+struct DatastoreMetadata: Codable, Equatable {
+    var indexes: [String: IndexKind] = [:]
+}
+
+extension DatastoreFormat {
+    static var metadataKey: [UInt8] { Array(name.utf8) }
+
+    static func metadata(in reader: any CollectionReading) throws -> DatastoreMetadata {
+        guard let bytes = try reader.value(forKey: metadataKey, in: metadataCollectionName) else { return DatastoreMetadata() }
+        return try ChronoBinaryCoder().decode(DatastoreMetadata.self, from: bytes)
+    }
+
+    static func writeMetadata(_ metadata: DatastoreMetadata, in writer: WriteTransaction) throws {
+        try writer.put(metadataKey, ChronoBinaryCoder().encode(metadata), in: metadataCollectionName)
+    }
+
+    /// The declared indexes that are built as declared.
+    static func builtIndexes(in reader: any CollectionReading) throws -> [AnyDatastoreIndex<Self>] {
+        let declared = indexes
+        if declared.isEmpty { return [] }
+        let metadata = try metadata(in: reader)
+        return declared.filter { metadata.indexes[$0.name] == $0.kind }
+    }
+
+    /// Before a write: drops built indexes that are no longer declared (they would go stale), and
+    /// when the datastore is empty, marks every declared index built (there is nothing to index).
+    /// - Returns: the indexes the write must maintain.
+    static func prepareIndexes(in writer: WriteTransaction) throws -> [AnyDatastoreIndex<Self>] {
+        let declared = indexes
+        var metadata = try metadata(in: writer)
+        if declared.isEmpty && metadata.indexes.isEmpty { return [] }
+        var changed = false
+        for (indexName, kind) in metadata.indexes where !declared.contains(where: { $0.name == indexName && $0.kind == kind }) {
+            try writer.dropCollection(indexCollectionName(indexName))
+            metadata.indexes.removeValue(forKey: indexName)
+            changed = true
+        }
+        if try writer.count(in: collectionName) == 0 {
+            for index in declared where metadata.indexes[index.name] == nil {
+                try writer.dropCollection(index.collectionName)
+                metadata.indexes[index.name] = index.kind
+                changed = true
+            }
+        }
+        if changed { try writeMetadata(metadata, in: writer) }
+        return declared.filter { metadata.indexes[$0.name] == $0.kind }
+    }
+
+    /// Moves `key`'s index entries from `old`'s values to `new`'s.
+    /// - Throws: ``ChronoStoreError/uniqueIndexViolation(datastore:index:existing:conflicting:)``
+    ///   when a unique value belongs to another record.
+    static func updateIndexes(
+        _ built: [AnyDatastoreIndex<Self>], key: [UInt8], old: Instance?, new: Instance?, in writer: WriteTransaction
+    ) throws {
+        for index in built {
+            let oldValues = old.map(index.encodedValues) ?? []
+            let newValues = new.map(index.encodedValues) ?? []
+            for value in oldValues.subtracting(newValues) {
+                try writer.delete(index.entryKey(value: value, recordKey: key), in: index.collectionName)
+            }
+            for value in newValues.subtracting(oldValues) {
+                let entry = index.entryKey(value: value, recordKey: key)
+                if index.kind == .oneToOne, let existing = try writer.value(forKey: entry, in: index.collectionName),
+                    existing != key
+                {
+                    let holder = try writer.value(forKey: existing, in: collectionName).flatMap { try? decodeRecord($0) }
+                    throw ChronoStoreError.uniqueIndexViolation(
+                        datastore: name, index: index.name,
+                        existing: holder.map { "\(identifier(of: $0))" } ?? describe(key: existing),
+                        conflicting: new.map { "\(identifier(of: $0))" } ?? describe(key: key))
+                }
+                try writer.put(entry, key, in: index.collectionName)
+            }
+        }
+    }
+
+    /// A readable form of an encoded identifier for error messages.
+    static func describe(key: [UInt8]) -> String {
+        "0x" + key.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,81 @@
+// How a store is opened: page size, durability, history retention and cache size.
+import ChronoStoreEngine
+
+/// When a commit is durable.
+public enum Durability: Sendable, Equatable {
+    /// Every commit returns only after one `fdatasync` (`F_FULLFSYNC` on Apple platforms) made
+    /// it durable. A crash or power loss never loses a commit that returned.
+    case durable
+    /// Commits return without syncing; one sync happens every `checkpointInterval` commits, on
+    /// ``ChronoStore/synchronize()`` and on ``ChronoStore/close()``. After a crash the store is
+    /// consistent, but the newest unsynced commits may be gone. Much faster for bursts of small
+    /// transactions.
+    case deferred(checkpointInterval: Int = 64)
+}
+
+/// How much history a store keeps. Snapshots and roots that open readers use are always kept.
+public enum HistoryRetention: Sendable, Equatable {
+    /// The head and the `count - 1` roots before it: an undo depth of `count - 1`.
+    case lastRoots(Int)
+    /// Roots committed within the last `days` days (the head is always kept).
+    case days(Int)
+    /// Every root, until ``ChronoStore/clearHistory()``.
+    case limitless
+
+    var engineValue: RetentionPolicy {
+        switch self {
+        case .lastRoots(let count): .lastRoots(count)
+        case .days(let days): .days(days)
+        case .limitless: .limitless
+        }
+    }
+
+    init(_ policy: RetentionPolicy) {
+        switch policy {
+        case .lastRoots(let count): self = .lastRoots(count)
+        case .days(let days): self = .days(days)
+        case .limitless: self = .limitless
+        }
+    }
+}
+
+/// Options for opening or creating a store.
+public struct ChronoStoreOptions: Sendable, Equatable {
+    /// Page size of a new store: a power of two from 4096 to 65536 (default 4096). When opening
+    /// an existing store, nil accepts its page size; another value is an error.
+    public var pageSize: Int?
+    /// When commits are durable. Default ``Durability/durable``.
+    public var durability: Durability
+    /// For a new store: how much history to keep (default the last 1000 roots). Change it later
+    /// with ``ChronoStore/setRetention(_:dropsUndoneBranches:)``.
+    public var retention: HistoryRetention
+    /// For a new store: forget an undone branch as soon as a new commit branches off.
+    public var dropsUndoneBranches: Bool
+    /// Memory for cached pages, in bytes (default 64 MiB).
+    public var cacheByteCount: Int
+
+    /// Options with the defaults described on each property.
+    public init(
+        pageSize: Int? = nil, durability: Durability = .durable, retention: HistoryRetention = .lastRoots(1000),
+        dropsUndoneBranches: Bool = false, cacheByteCount: Int = 64 << 20
+    ) {
+        self.pageSize = pageSize
+        self.durability = durability
+        self.retention = retention
+        self.dropsUndoneBranches = dropsUndoneBranches
+        self.cacheByteCount = cacheByteCount
+    }
+
+    var engineValue: StoreOptions {
+        var options = StoreOptions(
+            pageSize: pageSize, cacheByteCount: max(cacheByteCount, 0), retention: retention.engineValue,
+            dropsUndoneBranches: dropsUndoneBranches)
+        switch durability {
+        case .durable: options.durability = .durable
+        case .deferred(let interval):
+            options.durability = .deferred
+            options.checkpointInterval = max(interval, 1)
+        }
+        return options
+    }
+}

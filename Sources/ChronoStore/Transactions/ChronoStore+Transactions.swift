@@ -1,0 +1,119 @@
+// Explicit transactions: read-write with a label, read-only at the head or any retained root.
+import ChronoStoreEngine
+
+extension ChronoStore {
+    /// Runs `body` in one write transaction and commits everything it wrote as one new root.
+    ///
+    /// Every datastore operation inside `body` (on any datastore of this store, in this task or
+    /// its child tasks) joins the transaction, so several datastores commit atomically. If `body`
+    /// throws, nothing it wrote is kept and the error is rethrown. A nested `transaction` call
+    /// joins the outer transaction (its label is ignored). Observers hear about the changes after
+    /// the commit. With ``Durability/durable``, the commit is durable when this returns.
+    ///
+    /// Only one write transaction runs at a time; others wait (suspending, not blocking a
+    /// thread). Keep transactions short, and do not call store-wide operations such as
+    /// ``undo(steps:)`` inside one.
+    /// - Parameters:
+    ///   - label: an action name recorded in the root, shown by ``history(allBranches:)`` (for
+    ///     an Undo menu).
+    ///   - body: the work. It runs on the caller's actor.
+    /// - Throws: what `body` throws, or ``ChronoStoreError``.
+    public func transaction<Result>(
+        label: String? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        if let context = TransactionContext.active(for: self) {
+            guard !context.isReadOnly else { throw ChronoStoreError.writeInReadOnlyTransaction }
+            return try await body()
+        }
+        await writers.acquire()
+        defer { writers.release() }
+        let writer = try engineCall { try engine.beginWrite() }
+        writer.label = label
+        let base: TransactionID
+        do {
+            base = try engineCall { try engine.snapshot.head.transaction }
+        } catch {
+            writer.abort()
+            throw error
+        }
+        let context = TransactionContext(writer: writer)
+        let result: Result
+        do {
+            result = try await TransactionContext.$active.withValue(TransactionContext.binding(context, for: self)) {
+                try await body()
+            }
+        } catch {
+            _ = context.finish()
+            writer.abort()
+            throw ChronoStoreError.wrap(error)
+        }
+        let log = context.finish()
+        let committed = try engineCall { try writer.commit() }
+        if committed != nil { hub.publish(from: base, recorded: log.effective) }
+        return result
+    }
+
+    /// Runs `body` in a read-only transaction: every read inside sees one root, unaffected by
+    /// commits made meanwhile.
+    ///
+    /// With `root` other than `.head`, reads see the store as it was at that retained root, date
+    /// or snapshot (an as-of read). Writes inside throw
+    /// ``ChronoStoreError/writeInReadOnlyTransaction``. Inside a write transaction, a `.head`
+    /// read joins it (and sees its edits). The root stays pinned (not pruned) while `body` runs.
+    /// Cost: O(log roots) to find a historical root; reads then cost the same as at the head.
+    /// - Throws: ``ChronoStoreError/rootNotRetained(_:)``, ``ChronoStoreError/noRootAtOrBefore(millisecondsSince1970:)``,
+    ///   ``ChronoStoreError/snapshotNotFound(_:)``, or what `body` throws.
+    public func read<Result>(
+        at root: RootSelection = .head, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        if root == .head, TransactionContext.active(for: self) != nil { return try await body() }
+        let reader = try engineCall { try engine.beginRead(at: root.engineValue) }
+        defer { reader.close() }
+        let context = TransactionContext(reader: reader)
+        defer { _ = context.finish() }
+        do {
+            return try await TransactionContext.$active.withValue(TransactionContext.binding(context, for: self)) {
+                try await body()
+            }
+        } catch {
+            throw ChronoStoreError.wrap(error)
+        }
+    }
+
+    // MARK: - Implicit transactions for single operations
+
+    /// Runs a synchronous read in the current transaction, or in a fresh read of the head.
+    func performRead<Result>(_ body: (any CollectionReading) throws -> Result) throws -> Result {
+        if let context = TransactionContext.active(for: self) { return try engineCall { try context.read(body) } }
+        return try engineCall {
+            let reader = try engine.beginRead()
+            defer { reader.close() }
+            return try body(reader)
+        }
+    }
+
+    /// Runs a synchronous write in the current transaction, or in its own committed transaction.
+    func performWrite<Result>(
+        label: String? = nil, _ body: (WriteTransaction, inout ChangeLog) throws -> Result
+    ) async throws -> Result {
+        if let context = TransactionContext.active(for: self) { return try engineCall { try context.write(body) } }
+        await writers.acquire()
+        defer { writers.release() }
+        return try engineCall {
+            let writer = try engine.beginWrite()
+            writer.label = label
+            var log = ChangeLog()
+            let result: Result
+            let base: TransactionID
+            do {
+                base = try engine.snapshot.head.transaction
+                result = try body(writer, &log)
+            } catch {
+                writer.abort()
+                throw error
+            }
+            if try writer.commit() != nil { hub.publish(from: base, recorded: log.effective) }
+            return result
+        }
+    }
+}

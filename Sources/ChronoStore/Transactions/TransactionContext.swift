@@ -1,0 +1,93 @@
+// The transaction a task is inside, found through a task-local value so nested calls join it.
+import ChronoStoreEngine
+
+/// One open transaction of the typed layer: an engine read or write transaction, the changes
+/// made so far (for observers), and whether it has ended.
+///
+/// `@unchecked Sendable`: child tasks inherit the task-local value, so several tasks may use one
+/// context at once; `lock` serializes every use of the engine transaction and of `changes`.
+final class TransactionContext: @unchecked Sendable {
+    private let lock = Lock()
+    private let writer: WriteTransaction?
+    private let reader: ReadTransaction?
+    // Guarded by `lock`:
+    private var isFinished = false
+    private(set) var changes = ChangeLog()
+
+    init(writer: WriteTransaction) {
+        self.writer = writer
+        self.reader = nil
+    }
+
+    init(reader: ReadTransaction) {
+        self.writer = nil
+        self.reader = reader
+    }
+
+    var isReadOnly: Bool { writer == nil }
+
+    /// Runs `body` with a reader that sees this transaction's own edits.
+    func read<Result>(_ body: (any CollectionReading) throws -> Result) throws -> Result {
+        try lock.withLock {
+            guard !isFinished else { throw ChronoStoreError.transactionFinished }
+            if let writer { return try body(writer) }
+            return try body(reader!)
+        }
+    }
+
+    /// Runs `body` with the write transaction and the change log.
+    /// - Throws: ``ChronoStoreError/writeInReadOnlyTransaction`` in a read-only transaction.
+    func write<Result>(_ body: (WriteTransaction, inout ChangeLog) throws -> Result) throws -> Result {
+        try lock.withLock {
+            guard !isFinished else { throw ChronoStoreError.transactionFinished }
+            guard let writer else { throw ChronoStoreError.writeInReadOnlyTransaction }
+            return try body(writer, &changes)
+        }
+    }
+
+    /// Marks the transaction ended: later uses (an escaped sequence) throw.
+    func finish() -> ChangeLog {
+        lock.withLock {
+            isFinished = true
+            return changes
+        }
+    }
+
+    // MARK: - The task-local registry
+
+    /// The open transactions of the current task, by store.
+    @TaskLocal static var active: [ObjectIdentifier: TransactionContext] = [:]
+
+    static func active(for store: ChronoStore) -> TransactionContext? { active[ObjectIdentifier(store)] }
+
+    static func binding(_ context: TransactionContext, for store: ChronoStore) -> [ObjectIdentifier: TransactionContext] {
+        var contexts = active
+        contexts[ObjectIdentifier(store)] = context
+        return contexts
+    }
+}
+
+/// The record changes of one transaction, coalesced per key: the first old value and the last
+/// new value. Changes that cancel out (created then deleted) disappear.
+struct ChangeLog: Sendable {
+    private(set) var changes: [RawChange] = []
+    private var positions: [ChangeKey: Int] = [:]
+
+    private struct ChangeKey: Hashable {
+        var collection: String
+        var key: [UInt8]
+    }
+
+    mutating func record(collection: String, key: [UInt8], old: [UInt8]?, new: [UInt8]?) {
+        let changeKey = ChangeKey(collection: collection, key: key)
+        if let index = positions[changeKey] {
+            changes[index].new = new
+        } else {
+            positions[changeKey] = changes.count
+            changes.append(RawChange(collection: collection, key: key, old: old, new: new))
+        }
+    }
+
+    /// The effective changes, in first-touched order.
+    var effective: [RawChange] { changes.filter { $0.old != $0.new } }
+}
