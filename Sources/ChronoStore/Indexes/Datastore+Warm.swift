@@ -8,6 +8,12 @@ public struct WarmProgress: Sendable, Equatable {
     public var recordsDone: Int
     /// Records in the datastore.
     public var recordsTotal: Int
+
+    /// A progress value (for comparisons in tests and previews).
+    public init(recordsDone: Int, recordsTotal: Int) {
+        self.recordsDone = recordsDone
+        self.recordsTotal = recordsTotal
+    }
 }
 
 /// What ``Datastore/warm(progress:)`` did.

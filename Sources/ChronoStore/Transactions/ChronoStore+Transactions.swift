@@ -18,6 +18,12 @@ extension ChronoStore {
     ///     an Undo menu).
     ///   - body: the work. It runs on the caller's actor.
     /// - Throws: what `body` throws, or ``ChronoStoreError``.
+    ///
+    /// The transaction is found through a task-local value, so child tasks and unstructured
+    /// `Task { }` blocks created inside `body` join it too; use `Task.detached` for independent
+    /// work (and never wait inside `body` for a detached task that writes to this store: it waits
+    /// for this transaction to end).
+    @discardableResult
     public func transaction<Result>(
         label: String? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
     ) async throws -> Result {
@@ -63,6 +69,7 @@ extension ChronoStore {
     /// Cost: O(log roots) to find a historical root; reads then cost the same as at the head.
     /// - Throws: ``ChronoStoreError/rootNotRetained(_:)``, ``ChronoStoreError/noRootAtOrBefore(millisecondsSince1970:)``,
     ///   ``ChronoStoreError/snapshotNotFound(_:)``, or what `body` throws.
+    @discardableResult
     public func read<Result>(
         at root: RootSelection = .head, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
     ) async throws -> Result {

@@ -1,0 +1,127 @@
+// Indexes: unique, one-to-many and many-to-many; exact and range queries; warm() builds new ones.
+import ChronoStore
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+/// The same records as `PersonFormat`, before any index was declared.
+enum PlainPersonFormat: DatastoreFormat {
+    typealias Instance = Person
+    static let name = "people"
+}
+
+@Suite struct IndexTests {
+    @Test func uniqueIndexViolationIsATypedErrorAndRollsBack() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let people = store.datastore(PersonFormat.self)
+        try await people.persist(person(1))
+        var clash = person(2)
+        clash.email = person(1).email
+        do {
+            try await store.transaction {
+                try await people.persist(person(3))
+                try await people.persist(clash)
+            }
+            Issue.record("the clash was accepted")
+        } catch let error as ChronoStoreError {
+            guard case .uniqueIndexViolation(let datastore, let index, let existing, let conflicting) = error else { throw error }
+            #expect(datastore == "people" && index == "email" && existing == "1" && conflicting == "2")
+        }
+        #expect(try await people.count() == 1, "person 3 rolled back with the failed transaction")
+        // Changing one's own unique value, or keeping it, is fine.
+        var moved = person(1)
+        moved.email = "new@example.com"
+        try await people.persist(moved)
+        try await people.persist(moved)
+        #expect(try await people.first(PersonFormat.email, equalTo: "new@example.com")?.id == 1)
+        #expect(try await people.first(PersonFormat.email, equalTo: person(1).email) == nil)
+        clash.email = person(1).email
+        try await people.persist(clash)
+        #expect(try await people.first(PersonFormat.email, equalTo: person(1).email)?.id == 2)
+    }
+
+    @Test func oneToManyQueriesByValueAndRangeInOrder() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let people = store.datastore(PersonFormat.self)
+        try await store.transaction {
+            for id in 0..<30 { try await people.persist(person(id, age: 20 + id % 5)) }
+        }
+        let aged22 = try await people.load(PersonFormat.age, equalTo: 22).collect().map(\.id)
+        #expect(aged22 == [2, 7, 12, 17, 22, 27])
+        let reversed = try await people.load(PersonFormat.age, equalTo: 22, order: .descending).collect().map(\.id)
+        #expect(reversed == aged22.reversed())
+        let range = try await people.load(PersonFormat.age, in: KeyBounds(23...24)).collect()
+        #expect(range.map(\.age) == Array(repeating: 23, count: 6) + Array(repeating: 24, count: 6))
+        #expect(try await people.load(PersonFormat.age, in: KeyBounds(from: .excluding(23))).collect().count == 6)
+        #expect(try await people.load(PersonFormat.age, in: KeyBounds(..<21)).collect().count == 6)
+        // Updates move index entries; deletes remove them.
+        var changed = person(2, age: 40)
+        changed.name = "moved"
+        try await people.persist(changed)
+        try await people.delete(7)
+        #expect(try await people.load(PersonFormat.age, equalTo: 22).collect().map(\.id) == [12, 17, 22, 27])
+        #expect(try await people.load(PersonFormat.age, equalTo: 40).collect().map(\.name) == ["moved"])
+    }
+
+    @Test func manyToManyIndexesEachElementOnce() async throws {
+        let store = try ChronoStore.inMemory()
+        let people = store.datastore(PersonFormat.self)
+        try await people.persist(person(1, tags: ["swift", "rust", "swift"]))
+        try await people.persist(person(2, tags: ["swift"]))
+        try await people.persist(person(3, tags: []))
+        #expect(try await people.load(PersonFormat.tags, equalTo: "swift").collect().map(\.id) == [1, 2])
+        #expect(try await people.load(PersonFormat.tags, equalTo: "rust").collect().map(\.id) == [1])
+        let all = try await people.load(PersonFormat.tags, in: .all).collect().map(\.id)
+        #expect(all == [1, 1, 2], "ordered by value (rust < swift), then identifier")
+        try await people.persist(person(1, tags: ["go"]))
+        #expect(try await people.load(PersonFormat.tags, equalTo: "swift").collect().map(\.id) == [2])
+    }
+
+    @Test func indexesFollowUndoBecauseTheyLiveInTheSameRoot() async throws {
+        let store = try ChronoStore.inMemory()
+        let people = store.datastore(PersonFormat.self)
+        try await people.persist(person(1, age: 30))
+        try await people.persist(person(1, age: 31))
+        try await store.undo()
+        #expect(try await people.load(PersonFormat.age, equalTo: 30).collect().map(\.id) == [1])
+        #expect(try await people.load(PersonFormat.age, equalTo: 31).collect().isEmpty)
+    }
+
+    @Test func anIndexAddedLaterIsBuiltByWarmWithProgress() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let plain = store.datastore(PlainPersonFormat.self)
+        try await store.transaction {
+            for id in 0..<600 { try await plain.persist(person(id, age: id % 3, tags: ["t\(id % 2)"])) }
+        }
+        let people = store.datastore(PersonFormat.self)
+        var iterator = people.load(PersonFormat.age, equalTo: 1).makeAsyncIterator()
+        await #expect(throws: ChronoStoreError.indexNotBuilt(datastore: "people", index: "age")) { _ = try await iterator.next() as Person? }
+        var steps: [WarmProgress] = []
+        let report = try await people.warm { steps.append($0) }
+        #expect(Set(report.builtIndexes) == ["email", "age", "tags"])
+        #expect(steps.last == WarmProgress(recordsDone: 600, recordsTotal: 600))
+        #expect(steps.count == 3)
+        #expect(try await people.load(PersonFormat.age, equalTo: 1).collect().count == 200)
+        #expect(try await people.load(PersonFormat.tags, equalTo: "t0").collect().count == 300)
+        // Warm again: nothing to do.
+        #expect(try await people.warm().builtIndexes.isEmpty)
+        // Dropping the indexes from the format drops their collections at the next write.
+        try await plain.persist(person(1000))
+        await #expect(throws: ChronoStoreError.self) { _ = try await people.load(PersonFormat.age, equalTo: 1).collect() }
+    }
+
+    @Test func warmRefusesAUniqueIndexThatExistingRecordsViolate() async throws {
+        let store = try ChronoStore.inMemory()
+        let plain = store.datastore(PlainPersonFormat.self)
+        var twin = person(2)
+        twin.email = person(1).email
+        try await plain.persist(person(1))
+        try await plain.persist(twin)
+        let people = store.datastore(PersonFormat.self)
+        await #expect(throws: ChronoStoreError.self) { try await people.warm() }
+        #expect(try await people.count() == 2)
+    }
+}
