@@ -55,6 +55,10 @@ extension Store {
                     try transaction.replaceContents(withCatalog: try copier.copyCatalog(reader.root.catalog), freshLineage: false)
                 }
             }
+            // The backup holds one root: drop the empty root it was created with, and the
+            // pages that freed.
+            try destination.clearHistory()
+            try destination.truncateFreeTail()
             try destination.close()
             _ = Platform.removeFile(temporary + ".lock")
             // The last chance to cancel: after the rename the backup exists.

@@ -8,6 +8,8 @@ enum Recovery {
         var slots: SlotBook
         /// Whether the chosen state was verified page by page (it was not marked verified).
         var checkedPages: Bool
+        /// Whether the chosen slot's writer synced it before releasing the writer lock.
+        var chosenSlotIsDurable: Bool
     }
 
     static let headerPrefixByteCount = HeaderSlot.offsets[1] + HeaderSlot.byteCount
@@ -63,7 +65,7 @@ enum Recovery {
                 return Outcome(
                     snapshot: snapshot,
                     slots: SlotBook(chosenSlot: candidate.index, slot: candidate.slot, highestSequence: highest, snapshot: snapshot),
-                    checkedPages: !candidate.slot.isVerified)
+                    checkedPages: !candidate.slot.isVerified, chosenSlotIsDurable: candidate.slot.isDurable)
             } catch let error as StoreError where error.isDamage {
                 if case .pageOutOfRange(let page, _) = error, (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount {
                     shortfall = max(shortfall ?? 0, (page.rawValue + 1) * UInt64(pageFile.pageSize))

@@ -102,10 +102,13 @@ extension Store {
         let outcome = try Recovery.recover(pageFile, path: path)
         let store = Store(
             path: path, file: file, preamble: preamble, options: options, coordination: coordination, recovered: outcome)
-        if outcome.checkedPages {
-            // The chosen state may have reached only the OS cache, and recovery walked back
-            // through unsynced states whose pages later commits will reuse: make it durable and
-            // mark it verified before anything builds on it.
+        // A durable commit of a writer that is still running needs no marking: it synced before
+        // it let go of the lock, and it marks its state verified when it closes. Otherwise the
+        // chosen state may have reached only the OS cache, and recovery may have walked back
+        // through unsynced states whose pages later commits will reuse: make it durable and mark
+        // it verified before anything builds on it.
+        let ownerStillRunning = outcome.chosenSlotIsDurable && (coordination?.hasOtherLiveOwners() ?? false)
+        if outcome.checkedPages && !ownerStillRunning {
             try store.markRecoveredStateDurable()
         }
         return store

@@ -1,0 +1,96 @@
+// Format compatibility: stores written by each format version open and read the same forever.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+/// Fixtures/format-v1: written once by `CHRONO_WRITE_FIXTURES=1 swift test --filter FormatCompatibility`.
+enum FormatFixture {
+    static var directory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/format-v1").path
+    }
+    static var store: String { directory + "/history.chrono" }
+    static var damaged: String { directory + "/damaged-leaf.chrono" }
+
+    /// What the fixture holds at its head.
+    static let notes: [String: String] = ["note-1": "{\"title\":\"Buy milk\"}", "note-3": "{\"title\":\"Book dentist\"}"]
+    static let largeValue: [UInt8] = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+
+    /// Writes the fixture: labelled commits, a large value, a snapshot, an undo and a branch.
+    static func write() throws {
+        try? FileManager.default.removeItem(atPath: store)
+        try? FileManager.default.removeItem(atPath: damaged)
+        let store = try Store.create(at: Self.store, options: StoreOptions(retention: .limitless))
+        try store.write(label: "Add notes") { transaction in
+            try transaction.put(bytes("note-1"), bytes(notes["note-1"]!), in: "notes")
+            try transaction.put(bytes("note-2"), bytes("{\"title\":\"Call Sam\"}"), in: "notes")
+            try transaction.put(bytes("photo"), largeValue, in: "blobs")
+        }
+        try store.createSnapshot(named: "first")
+        try store.write(label: "Finish a note") { try $0.delete(bytes("note-2"), in: "notes") }
+        try store.write(label: "Typo") { try $0.put(bytes("note-1"), bytes("oops"), in: "notes") }
+        try store.undo()
+        try store.write(label: "Add a note") { try $0.put(bytes("note-3"), bytes(notes["note-3"]!), in: "notes") }
+        try store.close()
+        try FileManager.default.removeItem(atPath: Self.store + ".lock")
+        // The damaged copy: one byte flipped in the body of the first leaf of the notes tree.
+        var image = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.store)))
+        let page = try firstNotesLeaf()
+        image[Int(page) * 4096 + 100] ^= 0xFF
+        try Data(image).write(to: URL(fileURLWithPath: damaged))
+    }
+
+    static func firstNotesLeaf() throws -> UInt64 {
+        let file = FaultInjectingFile(name: "fixture", image: try [UInt8](Data(contentsOf: URL(fileURLWithPath: store))))
+        let store = try Store.open(file: file)
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        let entry = try reader.collectionEntry(CollectionEntry.validateName("notes"))!
+        return entry.root.page.rawValue
+    }
+}
+
+@Suite("Format compatibility")
+struct FormatCompatibilityTests {
+    @Test func formatVersionOneFixtureOpensAndReadsAsWritten() throws {
+        if Environment.value("CHRONO_WRITE_FIXTURES") == "1" { try FormatFixture.write() }
+        // Work on a copy: opening must not be what the test depends on the fixture for.
+        let directory = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: FormatFixture.store, toPath: directory.file("v1.chrono"))
+        let store = try Store.open(at: directory.file("v1.chrono"))
+        defer { try? store.close() }
+        #expect(store.preamble.formatVersion == 1)
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        #expect(try entries(reader, "notes").map { text($0.0)! } == ["note-1", "note-3"])
+        for (key, value) in FormatFixture.notes { #expect(text(try reader.value(forKey: bytes(key), in: "notes")) == value) }
+        #expect(try reader.value(forKey: bytes("photo"), in: "blobs") == FormatFixture.largeValue)
+        let labels = try store.history(allBranches: true).map { $0.label ?? "" }
+        #expect(labels == ["Add a note", "Typo", "Finish a note", "Add notes", ""])
+        #expect(try store.snapshots().map(\.name) == ["first"])
+        let snapshot = try store.beginRead(at: .snapshot("first"))
+        #expect(text(try snapshot.value(forKey: bytes("note-2"), in: "notes")) == "{\"title\":\"Call Sam\"}")
+        snapshot.close()
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+        // And it takes new commits.
+        try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
+    }
+
+    @Test func damagedFixtureReportsThePageAndKeepsOtherDataReadable() throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: FormatFixture.damaged, toPath: directory.file("damaged.chrono"))
+        let store = try Store.open(at: directory.file("damaged.chrono"))
+        defer { try? store.close() }
+        let leaf = try FormatFixture.firstNotesLeaf()
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        #expect { try reader.value(forKey: bytes("note-1"), in: "notes") } throws: { error in
+            (error as? StoreError)?.damagedPage == PageID(leaf)
+        }
+        #expect(try reader.value(forKey: bytes("photo"), in: "blobs") == FormatFixture.largeValue)
+        let report = try store.verify()
+        #expect(report.problems.contains { $0.contains("page \(leaf) ") })
+    }
+}
