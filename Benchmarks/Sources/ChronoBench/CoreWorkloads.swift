@@ -1,0 +1,169 @@
+// The core workloads of issue 7: load, single-put commits, batches, reads, scans, deletes, sizes.
+
+import ChronoStoreEngine
+
+/// Runs the core workloads on one ChronoStore store and one SQLite database, in this order:
+/// 1. bulk load of `recordCount` records in one durable transaction;
+/// 2. single-put commits, durable and then deferred (fresh keys each run);
+/// 3. batches of puts, durable (fresh keys);
+/// 4. random point reads of loaded keys;
+/// 5. range scans starting at random loaded keys;
+/// 6. sizes, then deleting every other loaded key in one durable transaction, then sizes again,
+///    then ChronoStore's compaction against SQLite's VACUUM, and the sizes after them.
+struct CoreWorkloads {
+    static let group = "core"
+
+    let scale: WorkloadScale
+    let scratch: ScratchDirectory
+    let cacheByteCount: Int
+    let seed: UInt64
+
+    func run(_ runner: ComparisonRunner) throws {
+        let records = RecordSet(count: layout.totalCount, seed: seed)
+        runner.sampleMemory("core records generated (\(Formatting.bytes(Int64(records.byteCount))))")
+        let chronoStore = try ChronoStoreSubject(
+            path: scratch.file("core.chrono"),
+            options: StoreOptions(durability: .durable, cacheByteCount: cacheByteCount, retention: .lastRoots(1)))
+        let sqlite = try SQLiteSubject(
+            path: scratch.file("core.sqlite"), cacheByteCount: cacheByteCount, mode: .durable)
+        defer {
+            try? chronoStore.close()
+            try? sqlite.close()
+            scratch.removeStore("core.chrono")
+            scratch.removeStore("core.sqlite")
+        }
+        try writeWorkloads(runner, records, chronoStore, sqlite)
+        try readWorkloads(runner, records, chronoStore, sqlite)
+        try deleteWorkload(runner, records, chronoStore, sqlite)
+    }
+
+    /// Which record indices each workload uses: loaded records first, then fresh ones for the
+    /// single-put runs (durable, then deferred) and the batches.
+    private var layout: (loaded: Range<Int>, singles: Int, deferredSingles: Int, batches: Int, totalCount: Int) {
+        let singles = scale.recordCount
+        let deferredSingles = singles + scale.singleCommitCount * scale.repetitions
+        let batches = deferredSingles + scale.singleCommitCount * scale.repetitions
+        return (0..<scale.recordCount, singles, deferredSingles, batches, batches + scale.batchCount * scale.batchSize)
+    }
+
+    private func writeWorkloads(
+        _ runner: ComparisonRunner, _ records: RecordSet, _ chronoStore: ChronoStoreSubject, _ sqlite: SQLiteSubject
+    ) throws {
+        let layout = layout
+        try runner.compare(
+            "bulk load (\(scale.recordCount) puts, 1 transaction)", group: Self.group,
+            operationCount: scale.recordCount, sync: .durable, target: 2,
+            chronoStore: { _ in
+                try chronoStore.putInOneTransaction(records, layout.loaded)
+                return nil
+            },
+            sqlite: { _ in
+                try sqlite.putInOneTransaction(records, layout.loaded)
+                return nil
+            })
+        try runner.recordSize(
+            SizeResult(
+                measurement: "after bulk load", chronoStoreBytes: chronoStore.fileByteCount(),
+                sqliteBytes: sqlite.fileByteCount()))
+
+        let count = scale.singleCommitCount
+        func singles(_ base: Int, _ run: Int) -> Range<Int> { base + run * count..<base + (run + 1) * count }
+        try runner.compare(
+            "single-put commits (\(count))", group: Self.group, operationCount: count, sync: .durable, target: 1,
+            runs: scale.repetitions,
+            chronoStore: { run in
+                try chronoStore.putEachInItsOwnTransaction(records, singles(layout.singles, run))
+                return nil
+            },
+            sqlite: { run in
+                try sqlite.putEachInItsOwnTransaction(records, singles(layout.singles, run))
+                return nil
+            })
+
+        try chronoStore.setSyncMode(.deferred)
+        try sqlite.setSyncMode(.deferred)
+        try runner.compare(
+            "single-put commits (\(count)), deferred", group: Self.group, operationCount: count, sync: .deferred,
+            runs: scale.repetitions,
+            chronoStore: { run in
+                try chronoStore.putEachInItsOwnTransaction(records, singles(layout.deferredSingles, run))
+                return nil
+            },
+            sqlite: { run in
+                try sqlite.putEachInItsOwnTransaction(records, singles(layout.deferredSingles, run))
+                return nil
+            })
+        try chronoStore.setSyncMode(.durable)
+        try sqlite.setSyncMode(.durable)
+
+        let batched = layout.batches..<layout.batches + scale.batchCount * scale.batchSize
+        try runner.compare(
+            "batch writes (\(scale.batchCount) transactions x \(scale.batchSize) puts)", group: Self.group,
+            operationCount: batched.count, sync: .durable, target: 2,
+            chronoStore: { _ in
+                try chronoStore.putInBatches(records, batched, batchSize: scale.batchSize)
+                return nil
+            },
+            sqlite: { _ in
+                try sqlite.putInBatches(records, batched, batchSize: scale.batchSize)
+                return nil
+            })
+    }
+
+    private func readWorkloads(
+        _ runner: ComparisonRunner, _ records: RecordSet, _ chronoStore: ChronoStoreSubject, _ sqlite: SQLiteSubject
+    ) throws {
+        var generator = SeededGenerator(seed: seed &+ 1)
+        let readIndices = generator.indices(count: scale.pointReadCount, below: scale.recordCount)
+        try runner.compare(
+            "point reads (\(scale.pointReadCount), random keys)", group: Self.group,
+            operationCount: scale.pointReadCount, target: 3, runs: scale.repetitions,
+            chronoStore: { _ in try chronoStore.pointReads(records, readIndices) },
+            sqlite: { _ in try sqlite.pointReads(records, readIndices) })
+
+        let scanStarts = generator.indices(count: scale.rangeScanCount, below: scale.recordCount)
+        try runner.compare(
+            "range scans (\(scale.rangeScanCount) x \(scale.rangeScanLength) entries)", group: Self.group,
+            operationCount: scale.rangeScanCount, target: 2, runs: scale.repetitions,
+            chronoStore: { _ in try chronoStore.rangeScans(records, starts: scanStarts, length: scale.rangeScanLength)
+            },
+            sqlite: { _ in try sqlite.rangeScans(records, starts: scanStarts, length: scale.rangeScanLength) })
+    }
+
+    private func deleteWorkload(
+        _ runner: ComparisonRunner, _ records: RecordSet, _ chronoStore: ChronoStoreSubject, _ sqlite: SQLiteSubject
+    ) throws {
+        try runner.recordSize(
+            SizeResult(
+                measurement: "after all writes, before deletes", chronoStoreBytes: chronoStore.fileByteCount(),
+                sqliteBytes: sqlite.fileByteCount()))
+        let doomed = Array(stride(from: 0, to: scale.recordCount, by: 2))
+        try runner.compare(
+            "delete half the keys (\(doomed.count), 1 transaction)", group: Self.group,
+            operationCount: doomed.count, sync: .durable, target: 1.5,
+            chronoStore: { _ in ReadTally(count: try chronoStore.deleteInOneTransaction(records, doomed)) },
+            sqlite: { _ in ReadTally(count: try sqlite.deleteInOneTransaction(records, doomed)) })
+        try runner.recordSize(
+            SizeResult(
+                measurement: "after deletes", chronoStoreBytes: chronoStore.fileByteCount(),
+                sqliteBytes: sqlite.fileByteCount()))
+        let liveBeforeCompaction = try chronoStore.liveByteCount()
+        try runner.compare(
+            "compaction (compact vs VACUUM)", group: Self.group, operationCount: 1, sync: .durable,
+            chronoStore: { _ in
+                try chronoStore.compact()
+                return nil
+            },
+            sqlite: { _ in
+                try sqlite.vacuum()
+                return nil
+            })
+        try runner.recordSize(
+            SizeResult(
+                measurement: "after compaction", chronoStoreBytes: chronoStore.fileByteCount(),
+                sqliteBytes: sqlite.fileByteCount(),
+                note: "ChronoStore compact() against SQLite VACUUM; before it, ChronoStore had "
+                    + "\(Formatting.bytes(liveBeforeCompaction)) in pages in use",
+                targetRatio: 1.2))
+    }
+}
