@@ -53,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChronoStoreTests",
-            dependencies: ["ChronoStore", "ChronoStoreTestSupport"],
+            dependencies: ["ChronoStore", "ChronoStoreEngine", "ChronoStoreTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

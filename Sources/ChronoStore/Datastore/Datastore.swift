@@ -27,8 +27,8 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
         try Format.validateName()
         let key = Format.key(Format.identifier(of: instance))
         let record = try Format.encodeRecord(instance)
-        return try await store.performWrite(label: "Persist") { writer, log in
-            let built = try Format.prepareIndexes(in: writer)
+        return try await store.performWrite { writer, log in
+            let built = try Format.prepareIndexes(in: writer, log: &log)
             let oldRecord = try writer.value(forKey: key, in: Format.collectionName)
             let old = try oldRecord.map(Format.decodeRecord)
             try Format.updateIndexes(built, key: key, old: old, new: instance, in: writer)
@@ -62,9 +62,9 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
     @discardableResult
     public func deleteIfPresent(_ identifier: Format.Identifier) async throws -> Format.Instance? {
         let key = Format.key(identifier)
-        return try await store.performWrite(label: "Delete") { writer, log in
+        return try await store.performWrite { writer, log in
             guard let oldRecord = try writer.value(forKey: key, in: Format.collectionName) else { return nil }
-            let built = try Format.prepareIndexes(in: writer)
+            let built = try Format.prepareIndexes(in: writer, log: &log)
             let old = try Format.decodeRecord(oldRecord)
             try Format.updateIndexes(built, key: key, old: old, new: nil, in: writer)
             try writer.delete(key, in: Format.collectionName)

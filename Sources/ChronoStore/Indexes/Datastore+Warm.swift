@@ -61,6 +61,7 @@ extension Datastore {
                 report.builtIndexes.append(index.name)
             }
             if !missing.isEmpty || !report.droppedIndexes.isEmpty { try Format.writeMetadata(metadata, in: writer) }
+            log.preparedIndexes[Format.name] = metadata
             return report
         }
     }

@@ -29,11 +29,19 @@ extension DatastoreFormat {
 
     /// Before a write: drops built indexes that are no longer declared (they would go stale), and
     /// when the datastore is empty, marks every declared index built (there is nothing to index).
-    /// - Returns: the indexes the write must maintain.
-    static func prepareIndexes(in writer: WriteTransaction) throws -> [AnyDatastoreIndex<Self>] {
+    /// - Returns: the indexes the write must maintain. Cached in `log` for the rest of the
+    ///   transaction, so only the first write per datastore reads the metadata.
+    static func prepareIndexes(in writer: WriteTransaction, log: inout ChangeLog) throws -> [AnyDatastoreIndex<Self>] {
         let declared = indexes
+        if let cached = log.preparedIndexes[name] { return declared.filter { cached.indexes[$0.name] == $0.kind } }
+        let metadata = try prepareMetadata(declared, in: writer)
+        log.preparedIndexes[name] = metadata
+        return declared.filter { metadata.indexes[$0.name] == $0.kind }
+    }
+
+    private static func prepareMetadata(_ declared: [AnyDatastoreIndex<Self>], in writer: WriteTransaction) throws -> DatastoreMetadata {
         var metadata = try metadata(in: writer)
-        if declared.isEmpty && metadata.indexes.isEmpty { return [] }
+        if declared.isEmpty && metadata.indexes.isEmpty { return metadata }
         var changed = false
         for (indexName, kind) in metadata.indexes where !declared.contains(where: { $0.name == indexName && $0.kind == kind }) {
             try writer.dropCollection(indexCollectionName(indexName))
@@ -48,7 +56,7 @@ extension DatastoreFormat {
             }
         }
         if changed { try writeMetadata(metadata, in: writer) }
-        return declared.filter { metadata.indexes[$0.name] == $0.kind }
+        return metadata
     }
 
     /// Moves `key`'s index entries from `old`'s values to `new`'s.

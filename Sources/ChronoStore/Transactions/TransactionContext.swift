@@ -69,8 +69,12 @@ final class TransactionContext: @unchecked Sendable {
 
 /// The record changes of one transaction, coalesced per key: the first old value and the last
 /// new value. Changes that cancel out (created then deleted) disappear.
+///
+/// It also caches, per datastore, the index state a write checked once in this transaction.
 struct ChangeLog: Sendable {
     private(set) var changes: [RawChange] = []
+    /// Datastore name → the indexes known built in this transaction (see `prepareIndexes`).
+    var preparedIndexes: [String: DatastoreMetadata] = [:]
     private var positions: [ChangeKey: Int] = [:]
 
     private struct ChangeKey: Hashable {
