@@ -34,6 +34,8 @@ final class WorkloadRecord {
 struct RandomWorkload {
     let seed: UInt64
     let stepCount: Int
+    /// A backup file on disk that the workload may restore, and what it holds.
+    var backup: (path: String, contents: Contents)?
 
     func run(
         on store: Store, file: FaultInjectingFile, record: WorkloadRecord = WorkloadRecord(),
@@ -87,9 +89,14 @@ struct RandomWorkload {
                 record.attempt(contents)
                 expected = contents
                 try store.checkoutSnapshot(named: snapshot.name)
-            } else if choice < 99 {
+            } else if choice < 98 {
                 record.attempt(current)
                 try store.compact()
+            } else if choice < 99 {
+                guard let backup else { continue }
+                record.attempt(backup.contents)
+                expected = backup.contents
+                try store.restore(fromBackup: backup.path)
             } else {
                 record.attempt(current)
                 try store.synchronize()
@@ -159,11 +166,13 @@ struct CrashRecoveryTests {
         print("CrashRecoveryTests (\(durability)) seed: \(seed)")
         var seeds = SeededGenerator(seed: seed)
         let targetPoints = Environment.soakEnabled ? 20_000 : 1_300
+        let directory = try TemporaryDirectory()
+        let backup = try Self.makeBackup(in: directory)
         var crashPoints = 0
         while crashPoints < targetPoints {
             let simulator = CrashSimulator(
                 durability: durability, retention: [.lastRoots(3), .lastRoots(8), .limitless][Int.random(in: 0..<3, using: &seeds)])
-            let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...10, using: &seeds))
+            let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...10, using: &seeds), backup: backup)
             let operations = try simulator.operationCount { store, file in try workload.run(on: store, file: file) }
             for crashAfter in 0..<operations {
                 crashPoints += 1
@@ -182,6 +191,19 @@ struct CrashRecoveryTests {
         }
         print("CrashRecoveryTests (\(durability)): \(crashPoints) crash points checked")
         #expect(crashPoints >= targetPoints)
+    }
+
+    /// A small backup for workloads to restore.
+    static func makeBackup(in directory: TemporaryDirectory) throws -> (path: String, contents: Contents) {
+        let store = try Store.create(at: directory.file("source.chrono"))
+        try store.write { transaction in
+            for index in 0..<50 { try transaction.put(bytes("k\(index)"), bytes("backed up \(index)"), in: "beta") }
+            try transaction.put(bytes("large"), [UInt8](repeating: 7, count: 9000), in: "gamma")
+        }
+        let contents = try contents(of: store)
+        try store.backup(to: directory.file("backup.chrono"))
+        try store.close()
+        return (directory.file("backup.chrono"), contents)
     }
 
     /// Reopens a crash image and checks contents, every retained root, integrity, and that the
