@@ -4,7 +4,7 @@ extension Datastore {
     /// The records whose `index` value equals `value`, ordered by identifier (or reversed).
     /// For a unique index this yields at most one record.
     /// - Throws (when iterated): ``ChronoStoreError/indexNotBuilt(datastore:index:)`` if the index
-    ///   was added after records were stored and ``warm(progress:)`` has not built it yet.
+    ///   was added after records were stored and ``warm(migrate:progress:)`` has not built it yet.
     public func load<Value>(
         _ index: DatastoreIndex<Format, Value>, equalTo value: Value, order: RangeOrder = .ascending
     ) -> RecordSequence<Format> {

@@ -40,14 +40,14 @@ public protocol DatastoreFormat: Sendable {
     static var coder: ValueCoder { get }
 
     /// The indexes to maintain (default none). Adding or changing one takes effect after
-    /// ``Datastore/warm(progress:)`` builds it.
+    /// ``Datastore/warm(migrate:progress:)`` builds it.
     static var indexes: [AnyDatastoreIndex<Self>] { get }
 
     /// The identifier of `instance`.
     static func identifier(of instance: Instance) -> Identifier
 
     /// Decodes a record written with an older (or newer) `version`: a lazy migration, run on
-    /// every read of such a record until ``Datastore/warm(progress:)`` rewrites it. The default
+    /// every read of such a record until ``Datastore/warm(migrate:progress:)`` rewrites it. The default
     /// throws ``ChronoStoreError/unsupportedRecordVersion(datastore:version:current:)``.
     static func decode(version: Int, from record: StoredRecord) throws -> Instance
 }

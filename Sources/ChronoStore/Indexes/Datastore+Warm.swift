@@ -2,7 +2,7 @@
 // older versions at the current version, with progress.
 import ChronoStoreEngine
 
-/// How far ``Datastore/warm(progress:)`` has got.
+/// How far ``Datastore/warm(migrate:progress:)`` has got.
 public struct WarmProgress: Sendable, Equatable {
     /// Records processed so far.
     public var recordsDone: Int
@@ -16,7 +16,7 @@ public struct WarmProgress: Sendable, Equatable {
     }
 }
 
-/// What ``Datastore/warm(progress:)`` did.
+/// What ``Datastore/warm(migrate:progress:)`` did.
 public struct WarmReport: Sendable, Equatable {
     /// Names of the indexes it built.
     public var builtIndexes: [String]

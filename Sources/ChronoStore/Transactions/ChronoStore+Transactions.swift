@@ -16,7 +16,8 @@ extension ChronoStore {
     /// - Parameters:
     ///   - label: an action name recorded in the root, shown by ``history(allBranches:)`` (for
     ///     an Undo menu).
-    ///   - body: the work. It runs on the caller's actor.
+    ///   - isolation: the actor `body` runs on; the caller's, by default.
+    ///   - body: the work.
     /// - Throws: what `body` throws, or ``ChronoStoreError``.
     ///
     /// The transaction is found through a task-local value, so child tasks and unstructured
@@ -67,6 +68,10 @@ extension ChronoStore {
     /// ``ChronoStoreError/writeInReadOnlyTransaction``. Inside a write transaction, a `.head`
     /// read joins it (and sees its edits). The root stays pinned (not pruned) while `body` runs.
     /// Cost: O(log roots) to find a historical root; reads then cost the same as at the head.
+    /// - Parameters:
+    ///   - root: which root to read; the head by default.
+    ///   - isolation: the actor `body` runs on; the caller's, by default.
+    ///   - body: the reads.
     /// - Throws: ``ChronoStoreError/rootNotRetained(_:)``, ``ChronoStoreError/noRootAtOrBefore(millisecondsSince1970:)``,
     ///   ``ChronoStoreError/snapshotNotFound(_:)``, or what `body` throws.
     @discardableResult
