@@ -38,6 +38,17 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
         }
     }
 
+    /// Persists every instance in one transaction (or in the current one): all or none.
+    /// - Returns: how many records existed before and were replaced.
+    @discardableResult
+    public func persist(contentsOf instances: some Sequence<Format.Instance> & Sendable) async throws -> Int {
+        try await store.transaction {
+            var replaced = 0
+            for instance in instances where try await persist(instance) != nil { replaced += 1 }
+            return replaced
+        }
+    }
+
     /// The instance with `identifier`, or nil. Records of older versions are migrated on the fly.
     public func load(_ identifier: Format.Identifier) async throws -> Format.Instance? {
         let key = Format.key(identifier)
