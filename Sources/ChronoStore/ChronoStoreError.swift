@@ -68,7 +68,8 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
     case backupFailedVerification(path: String, problems: [String])
 
     // Medium and environment
-    /// Stored data is damaged: the page named failed verification. Never returned as data.
+    /// Stored data is damaged: the page named failed verification (page 0: the file header).
+    /// Never returned as data.
     case damaged(page: UInt64, detail: String)
     /// A sync failed; the store accepts no more writes until it is reopened.
     case writesDisabledAfterSyncFailure(detail: String)
@@ -134,7 +135,8 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
         switch error {
         case .storeNotFound(let path): self = .storeNotFound(path: path)
         case .storeAlreadyExists(let path): self = .storeAlreadyExists(path: path)
-        case .notAStore(let path), .noValidHeaderSlot(let path): self = .notAStore(path: path, reason: error.description)
+        case .notAStore(let path): self = .notAStore(path: path, reason: error.description)
+        case .noValidHeaderSlot: self = .damaged(page: 0, detail: error.description)
         case .truncatedStore(let path, _, _): self = .notAStore(path: path, reason: error.description)
         case .unsupportedFormatVersion: self = .notAStore(path: "the store", reason: error.description)
         case .invalidPageSize, .pageSizeMismatch, .invalidCollectionName, .invalidBackupName:
