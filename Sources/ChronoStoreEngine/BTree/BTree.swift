@@ -38,34 +38,11 @@ struct BTree {
     }
 
     static func search(_ node: LeafNode, _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = node.keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = node.keys[middle].withUnsafeBytes { KeyOrder.compare($0, key) }
-            if order < 0 {
-                low = middle + 1
-            } else if order > 0 {
-                high = middle
-            } else {
-                return (middle, true)
-            }
-        }
-        return (low, false)
+        KeyOrder.search(count: node.keys.count) { index in node.keys[index].withUnsafeBytes { KeyOrder.compare($0, key) } }
     }
 
     static func childIndex(in node: BranchNode, for key: UnsafeRawBufferPointer) -> Int {
-        var low = 0
-        var high = node.keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if node.keys[middle].withUnsafeBytes({ KeyOrder.compare($0, key) }) <= 0 {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
+        KeyOrder.childIndex(count: node.keys.count) { index in node.keys[index].withUnsafeBytes { KeyOrder.compare($0, key) } }
     }
 
     /// Checks a key against the store's limits.

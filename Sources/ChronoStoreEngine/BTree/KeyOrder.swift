@@ -31,4 +31,36 @@ enum KeyOrder {
     static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
         rhs.withUnsafeBytes { right in compare(lhs, right) }
     }
+
+    /// Binary search over `count` sorted keys: the index of `key` and whether it is there, or
+    /// where it would be inserted. `compareAt(i)` compares key `i` with the sought key.
+    @inline(__always)
+    static func search(count: Int, _ compareAt: (Int) -> Int) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = compareAt(middle)
+            if order < 0 {
+                low = middle + 1
+            } else if order > 0 {
+                high = middle
+            } else {
+                return (middle, true)
+            }
+        }
+        return (low, false)
+    }
+
+    /// How many of `count` sorted separators are ≤ the sought key: the child that holds it.
+    @inline(__always)
+    static func childIndex(count: Int, _ compareAt: (Int) -> Int) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if compareAt(middle) <= 0 { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 }

@@ -208,20 +208,7 @@ struct LeafView {
 
     /// Binary search: the index of `key`, or where it would be inserted.
     func search(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = KeyOrder.compare(self.key(at: middle), key)
-            if order < 0 {
-                low = middle + 1
-            } else if order > 0 {
-                high = middle
-            } else {
-                return (middle, true)
-            }
-        }
-        return (low, false)
+        KeyOrder.search(count: count) { KeyOrder.compare(self.key(at: $0), key) }
     }
 }
 
@@ -247,12 +234,6 @@ struct BranchView {
 
     /// The child whose range holds `key`: the number of separators ≤ key.
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-        var low = 0
-        var high = keyCount
-        while low < high {
-            let middle = (low + high) / 2
-            if KeyOrder.compare(self.key(at: middle), key) <= 0 { low = middle + 1 } else { high = middle }
-        }
-        return low
+        KeyOrder.childIndex(count: keyCount) { KeyOrder.compare(self.key(at: $0), key) }
     }
 }
