@@ -203,14 +203,18 @@ struct BinaryValueReader {
     }
 
     mutating func readLittleEndian<Value: FixedWidthInteger>(_ type: Value.Type) throws -> Value {
-        let raw = try readBytes(MemoryLayout<Value>.size)
+        let size = MemoryLayout<Value>.size
+        guard size <= bytes.count - offset else { throw malformed("truncated at byte \(offset)") }
         var value = Value.zero
-        for (index, byte) in raw.enumerated() { value |= Value(byte) << (8 * index) }
+        for index in 0..<size { value |= Value(bytes[offset + index]) << (8 * index) }
+        offset += size
         return value
     }
 
     mutating func readString() throws -> String {
-        let raw = try readBytes(try readCount())
+        let count = try readCount()
+        let raw = bytes[offset..<(offset + count)]
+        offset += count
         let text = String(decoding: raw, as: UTF8.self)
         // Decoding repairs invalid UTF-8 with U+FFFD; a repaired string has different bytes.
         guard text.utf8.elementsEqual(raw) else { throw malformed("a string is not valid UTF-8") }

@@ -27,7 +27,12 @@ public struct ChronoBinaryCoder: Sendable {
     /// - Throws: ``ChronoStoreError/malformedRecord(reason:)`` for bytes that are not a binary
     ///   record, or a `DecodingError` when the record does not fit `type`.
     public func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
-        let value = try Self.parse(bytes)
+        try decode(type, from: bytes, at: 0)
+    }
+
+    /// Decodes from `bytes` starting at `start` (a record after its envelope), without copying.
+    func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], at start: Int) throws -> Value {
+        let value = try Self.parse(bytes, from: start)
         return try BinaryDecoderImplementation.decode(type, from: value, codingPath: [])
     }
 
@@ -43,8 +48,8 @@ public struct ChronoBinaryCoder: Sendable {
         return text
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> BinaryValue {
-        var reader = BinaryValueReader(bytes)
+    static func parse(_ bytes: [UInt8], from start: Int = 0) throws -> BinaryValue {
+        var reader = BinaryValueReader(bytes, offset: start)
         let value = try reader.readValue()
         guard reader.offset == bytes.count else {
             throw ChronoStoreError.malformedRecord(reason: "\(bytes.count - reader.offset) extra bytes after the value")

@@ -67,6 +67,12 @@ public enum RecordEnvelope {
     }
 
     static func unwrap(_ bytes: [UInt8]) throws -> (coder: ValueCoder, version: Int, payload: [UInt8]) {
+        let (coder, version, start) = try header(bytes)
+        return (coder, version, Array(bytes[start...]))
+    }
+
+    /// The coder, version and payload offset of a stored record.
+    static func header(_ bytes: [UInt8]) throws -> (coder: ValueCoder, version: Int, payloadStart: Int) {
         var reader = BinaryValueReader(bytes)
         let tag = try reader.readByte()
         guard let coder = ValueCoder(tag: tag) else {
@@ -74,7 +80,7 @@ public enum RecordEnvelope {
         }
         let version = try reader.readVarint()
         guard version <= UInt64(Int.max) else { throw ChronoStoreError.malformedRecord(reason: "version out of range") }
-        return (coder, Int(version), Array(bytes[reader.offset...]))
+        return (coder, Int(version), reader.offset)
     }
 
     /// Renders any stored record as JSON without its Swift type: `{"version":N,"value":...}`.

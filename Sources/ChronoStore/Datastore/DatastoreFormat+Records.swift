@@ -13,12 +13,14 @@ extension DatastoreFormat {
 
     /// Decodes stored bytes, migrating older versions through ``decode(version:from:)``.
     static func decodeRecord(_ bytes: [UInt8]) throws -> Instance {
-        let (recordCoder, version, payload) = try RecordEnvelope.unwrap(bytes)
+        let (recordCoder, version, start) = try RecordEnvelope.header(bytes)
         if version != currentVersion {
-            return try decode(version: version, from: StoredRecord(version: version, coder: recordCoder, payload: payload))
+            let record = StoredRecord(version: version, coder: recordCoder, payload: Array(bytes[start...]))
+            return try decode(version: version, from: record)
         }
         do {
-            return try recordCoder.decode(Instance.self, from: payload)
+            if recordCoder == .binary { return try ChronoBinaryCoder().decode(Instance.self, from: bytes, at: start) }
+            return try recordCoder.decode(Instance.self, from: Array(bytes[start...]))
         } catch let error as ChronoStoreError {
             throw error
         } catch {
@@ -27,7 +29,7 @@ extension DatastoreFormat {
     }
 
     /// Whether stored bytes were written at an older (or other) version than the current one.
-    static func needsMigration(_ bytes: [UInt8]) throws -> Bool { try RecordEnvelope.unwrap(bytes).version != currentVersion }
+    static func needsMigration(_ bytes: [UInt8]) throws -> Bool { try RecordEnvelope.header(bytes).version != currentVersion }
 
     /// The key of an identifier in the datastore's collection.
     static func key(_ identifier: Identifier) -> [UInt8] { identifier.orderedKeyBytes }
