@@ -2,10 +2,12 @@
 // ChronoStore benchmarks: `chrono-bench` runs each workload on ChronoStore and on SQLite (through GRDB).
 import PackageDescription
 
-// `Sources/ChronoStoreEngine` is a symlink to the root package's engine sources. The engine's API
-// has `package` access, which only modules of the same package can use, so the benchmark builds
-// its own copy of the engine module instead of depending on the root package by path (see
-// README.md). SwiftPM refuses a target `path:` outside the package directory, hence the symlink.
+// `Sources/ChronoStoreEngine` and `Sources/ChronoStore` are symlinks to the root package's
+// sources. The engine's API has `package` access, which only modules of the same package can
+// use, so the benchmark builds its own copy of the engine (and of the typed API on top of it,
+// which cannot come from the root package without a second engine module) instead of depending
+// on the root package by path (see README.md). SwiftPM refuses a target `path:` outside the
+// package directory, hence the symlinks.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -25,10 +27,16 @@ let package = Package(
             name: "ChronoStoreEngine",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "ChronoStore",
+            dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "ChronoBench",
             dependencies: [
                 "ChronoStoreEngine",
+                "ChronoStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings

@@ -3,14 +3,14 @@
 /// What to run, parsed from the arguments.
 struct BenchmarkOptions {
     static let usage = """
-        usage: chrono-bench [--quick] [--json FILE] [--scratch DIR] [--only core|history]
+        usage: chrono-bench [--quick] [--json FILE] [--scratch DIR] [--only core|typed|history]
                             [--repetitions N] [--seed N]
 
           --quick          a tenth of every count (a CI smoke test, under 2 minutes)
           --json FILE      also write the results as JSON to FILE
           --scratch DIR    where the stores go (default: scratch/ in the current directory);
                            keep it on the disk you want to measure, not on a tmpfs
-          --only GROUP     run only the core or only the history workloads
+          --only GROUP     run only the core, the typed or the history workloads
           --repetitions N  runs of each short workload per engine; medians are reported (default 3)
           --seed N         seed for keys and values (default 20261122)
         """
@@ -19,6 +19,7 @@ struct BenchmarkOptions {
     var jsonPath: String?
     var scratchBase = "scratch"
     var runsCore = true
+    var runsTyped = true
     var runsHistory = true
     var seed: UInt64 = 20_261_122
     var showsHelp = false
@@ -36,11 +37,13 @@ struct BenchmarkOptions {
             case "--json": jsonPath = try value(after: argument)
             case "--scratch": scratchBase = try value(after: argument)
             case "--only":
-                switch try value(after: argument) {
-                case "core": runsHistory = false
-                case "history": runsCore = false
-                case let other: throw BenchmarkError.usage("--only takes core or history, not \(other)")
+                let group = try value(after: argument)
+                guard ["core", "typed", "history"].contains(group) else {
+                    throw BenchmarkError.usage("--only takes core, typed or history, not \(group)")
                 }
+                runsCore = group == "core"
+                runsTyped = group == "typed"
+                runsHistory = group == "history"
             case "--repetitions":
                 guard let count = Int(try value(after: argument)), count >= 1 else {
                     throw BenchmarkError.usage("--repetitions takes a positive whole number")

@@ -23,6 +23,8 @@ struct WorkloadScale: Codable, Sendable {
     var asOfDistance: Int
     var asOfReadCount: Int
     var undoStepCount: Int
+    /// Small Codable structs persisted and loaded by the typed workloads.
+    var typedRecordCount: Int
     /// Timed opens per store; the median is reported.
     var openRepetitions: Int
     /// `pwrite` + `fdatasync` pairs timed to measure the disk.
@@ -35,12 +37,12 @@ struct WorkloadScale: Codable, Sendable {
         pointReadCount: 1_000_000, rangeScanCount: 500_000, rangeScanLength: 10,
         historyBaseRecordCount: 100_000, historyTransactionCount: 100_000, historyKeysPerTransaction: 10,
         retainedRootCount: 1_000, asOfDistance: 1_000, asOfReadCount: 100_000, undoStepCount: 1_000,
-        openRepetitions: 5, fsyncProbeCount: 200, repetitions: 3)
+        typedRecordCount: 100_000, openRepetitions: 5, fsyncProbeCount: 200, repetitions: 3)
 
     static let quick = WorkloadScale(
         name: "quick", recordCount: 100_000, singleCommitCount: 100, batchCount: 10, batchSize: 1_000,
         pointReadCount: 100_000, rangeScanCount: 50_000, rangeScanLength: 10,
         historyBaseRecordCount: 10_000, historyTransactionCount: 10_000, historyKeysPerTransaction: 10,
         retainedRootCount: 100, asOfDistance: 100, asOfReadCount: 10_000, undoStepCount: 100,
-        openRepetitions: 5, fsyncProbeCount: 50, repetitions: 3)
+        typedRecordCount: 10_000, openRepetitions: 5, fsyncProbeCount: 50, repetitions: 3)
 }

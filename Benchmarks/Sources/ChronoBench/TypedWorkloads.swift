@@ -1,0 +1,91 @@
+// The typed workloads of issue 7: persist and load a small Codable struct, against GRDB records.
+
+import ChronoStore
+import Foundation
+import GRDB
+
+/// Runs on the public `ChronoStore` API and on GRDB's Codable records:
+/// 1. persisting `typedRecordCount` new ``TypedItem``s in one durable transaction (ChronoStore
+///    `persist`, which also returns the previous value, against GRDB `insert(onConflict: .replace)`);
+/// 2. loading each of them by id, in random order, in one read transaction (ChronoStore `load`
+///    against `TypedItem.fetchOne` on a prepared `SELECT * FROM items WHERE id = ?`; GRDB's
+///    `fetchOne(_:key:)` builds its query on every call and is several times slower).
+///
+/// The GRDB table is `items(id INTEGER PRIMARY KEY, name TEXT, score REAL, tags TEXT)`; GRDB
+/// stores the tags array as JSON text. Both sides use a 64 MiB cache and sync as `.durable`/FULL.
+struct TypedWorkloads {
+    static let group = "typed"
+
+    let scale: WorkloadScale
+    let scratch: ScratchDirectory
+    let cacheByteCount: Int
+    let seed: UInt64
+
+    func run(_ runner: ComparisonRunner) throws {
+        let items = (0..<scale.typedRecordCount).map(TypedItem.init(id:))
+        var generator = SeededGenerator(seed: seed)
+        let ids = generator.indices(count: scale.typedRecordCount, below: scale.typedRecordCount)
+        let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheByteCount)
+        let store = try ChronoStore.open(at: URL(fileURLWithPath: scratch.file("typed.chrono")), options: options)
+        let datastore = store.datastore(TypedItemFormat.self)
+        let queue = try SQLiteDatabase.open(
+            path: scratch.file("typed.sqlite"), cacheByteCount: cacheByteCount, mode: .durable)
+        defer {
+            try? blockingAwait { try await store.close() }
+            try? queue.close()
+            scratch.removeStore("typed.chrono")
+            scratch.removeStore("typed.sqlite")
+        }
+        try queue.write { database in
+            try database.create(table: TypedItem.databaseTableName) { table in
+                table.primaryKey("id", .integer)
+                table.column("name", .text).notNull()
+                table.column("score", .double).notNull()
+                table.column("tags", .text).notNull()
+            }
+        }
+
+        try runner.compare(
+            "typed: persist \(items.count) structs, 1 transaction", group: Self.group, operationCount: items.count,
+            sync: .durable,
+            chronoStore: { _ in
+                try blockingAwait {
+                    try await store.transaction {
+                        for item in items { _ = try await datastore.persist(item) }
+                    }
+                }
+                return nil
+            },
+            sqlite: { _ in
+                try queue.write { database in
+                    for item in items { try item.insert(database, onConflict: .replace) }
+                }
+                return nil
+            })
+        try runner.compare(
+            "typed: load \(ids.count) structs by id", group: Self.group, operationCount: ids.count,
+            runs: scale.repetitions,
+            chronoStore: { _ in
+                try blockingAwait {
+                    try await store.read {
+                        var tally = ReadTally()
+                        for id in ids {
+                            if let item = try await datastore.load(id) { tally.add(Array(item.name.utf8)) }
+                        }
+                        return tally
+                    }
+                }
+            },
+            sqlite: { _ in
+                try queue.read { database in
+                    let statement = try database.cachedStatement(sql: "SELECT * FROM items WHERE id = ?")
+                    var tally = ReadTally()
+                    for id in ids {
+                        statement.setUncheckedArguments([id])
+                        if let item = try TypedItem.fetchOne(statement) { tally.add(Array(item.name.utf8)) }
+                    }
+                    return tally
+                }
+            })
+    }
+}
