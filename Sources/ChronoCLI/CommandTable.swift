@@ -7,7 +7,7 @@ enum CommandTable {
         .history, .undo, .redo, .revert,
         .snapshotCreate, .snapshotList, .snapshotDelete, .snapshotCheckout,
         .backup, .restore,
-        .prune, .verify, .info, .demo, .help,
+        .prune, .compact, .verify, .info, .demo, .help,
     ]
 
     /// Words that group subcommands (`snapshot create`).

@@ -47,10 +47,12 @@ package struct DirectoryBackupDestination: BackupDestination {
     private func path(_ identifier: String) -> String { directory + "/" + identifier }
 
     package func store(name: String, nextChunk: () throws -> [UInt8]?) throws -> BackupRecord {
-        guard !name.isEmpty, !name.contains("/"), !name.contains("@") else {
+        guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), !name.contains("@") else {
             throw StoreError.invalidBackupName(name)
         }
-        let time = Clock.nowMilliseconds()
+        // Two backups of a name in one millisecond get distinct times.
+        var time = Clock.nowMilliseconds()
+        while Platform.fileExists(path("\(name)@\(time)\(Self.fileExtension)")) { time += 1 }
         let identifier = "\(name)@\(time)\(Self.fileExtension)"
         let temporary = path("." + identifier + ".partial")
         var byteCount: UInt64 = 0

@@ -40,7 +40,10 @@ extension Store {
         let temporary = Self.temporaryPath(beside: path)
         do {
             let destination = try Store.create(
-                at: temporary, options: StoreOptions(pageSize: pageSize, durability: .durable, retention: .lastRoots(1000)))
+                at: temporary,
+                options: StoreOptions(
+                    pageSize: pageSize, durability: .durable, retention: state.retention,
+                    dropsUndoneBranches: state.dropsUndoneBranches))
             var copiedPages = 0
             try withoutActuallyEscaping(progress) { progress in
                 _ = try destination.write(label: "Backup of root \(reader.root.transaction.rawValue)") { transaction in
@@ -88,6 +91,9 @@ extension Store {
         fromBackup path: String, label: String? = nil, progress: (BackupProgress) throws -> Void = { _ in }
     ) throws -> TransactionID {
         try Self.withVerifiedBackup(at: path) { backup in
+            guard backup.pageSize == pageSize else {
+                throw StoreError.pageSizeMismatch(stored: pageSize, requested: backup.pageSize)
+            }
             let reader = try backup.beginRead()
             defer { reader.close() }
             let estimate = Int(max(1, reader.snapshot.state.pageCount - reader.snapshot.state.freePageCount))
@@ -108,7 +114,9 @@ extension Store {
                 transaction.abort()
                 throw error
             }
-            return try transaction.commit() ?? transaction.base.head.transaction
+            let head = try transaction.commit() ?? transaction.base.head.transaction
+            try progress(BackupProgress(pagesDone: estimate, pagesTotal: estimate, pageSize: pageSize))
+            return head
         }
     }
 
@@ -141,11 +149,15 @@ extension Store {
     }
 
     /// Opens a backup, verifies every page, and runs `body` with it; leaves no lock file behind.
+    /// The backup is opened read-only and without a lock file: a backup is a finished, closed
+    /// store that nothing writes.
     static func withVerifiedBackup<Result>(at path: String, _ body: (Store) throws -> Result) throws -> Result {
-        let lockExisted = Platform.fileExists(path + ".lock")
-        defer { if !lockExisted { _ = Platform.removeFile(path + ".lock") } }
-        let backup = try Store.open(at: path)
-        defer { try? backup.close() }
+        guard Platform.fileExists(path) else { throw StoreError.storeNotFound(path: path) }
+        let file: PosixFile
+        do { file = try PosixFile(path: path, create: false, readOnly: true) } catch let error as IOError {
+            throw StoreError.io(error)
+        }
+        let backup = try Store.open(file: file)
         let report = try backup.verify()
         guard report.isSound else { throw StoreError.backupFailedVerification(path: path, problems: report.problems) }
         return try body(backup)

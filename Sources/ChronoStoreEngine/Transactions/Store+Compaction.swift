@@ -26,16 +26,28 @@ extension Store {
     @discardableResult
     package func compact(progress: (CompactionProgress) throws -> Void = { _ in }) throws -> CompactionReport {
         let before = try fileByteCount()
+        // Pruned and durable first, so in deferred mode the head is not pinned as the crash
+        // fallback (and may be replaced).
         try prune()
+        try synchronize()
         let transaction = try beginWrite()
-        let moved: Int
+        var moved: Int
         do {
             moved = try transaction.relocateTail(progress: progress)
         } catch {
             transaction.abort()
             throw error
         }
-        if moved > 0 { try transaction.commit() } else { transaction.abort() }
+        // Never grow the file: when the free pages cannot hold the rewritten trees, keep the
+        // pages where they are and only cut the free tail.
+        if moved > 0 && transaction.allocator.nextPage <= transaction.base.state.pageCount {
+            try transaction.commit()
+        } else {
+            transaction.abort()
+            moved = 0
+        }
+        // Durable again, so the pages the rewrite released are reusable, and can be cut.
+        try synchronize()
         try truncateFreeTail()
         return CompactionReport(pagesMoved: moved, byteCountBefore: before, byteCountAfter: try fileByteCount())
     }
@@ -62,9 +74,13 @@ extension Store {
         }
         transaction.history.forceState = true
         try transaction.commit()
-        try synchronize()
-        let current = try snapshot.state.pageCount
-        do { try pageFile.file.truncate(to: current * UInt64(pageSize)) } catch let error as IOError { throw StoreError.io(error) }
+        try withWriterHeld {
+            // Durable before the cut, so no fallback state needs the tail; and under the writer
+            // lock, so no commit can extend the file between reading the mark and cutting.
+            try makePublishedDurable()
+            let current = lock.withLock { published.state.pageCount }
+            do { try pageFile.file.truncate(to: current * UInt64(pageSize)) } catch let error as IOError { throw StoreError.io(error) }
+        }
     }
 }
 
@@ -119,7 +135,10 @@ struct Relocator {
     ) throws -> PageReference {
         guard !reference.isNone else { return reference }
         examined += 1
-        if examined % 1024 == 0 { try progress(CompactionProgress(pagesDone: examined, pagesTotal: max(total, examined))) }
+        if examined % 1024 == 0 {
+            if Task.isCancelled { throw CancellationError() }
+            try progress(CompactionProgress(pagesDone: examined, pagesTotal: max(total, examined)))
+        }
         var values: [Int: LeafValue] = [:]
         var children: [Int: PageReference] = [:]
         switch try transaction.node(reference) {

@@ -14,7 +14,7 @@ package final class Store: @unchecked Sendable {
 
     let lock = Lock()
     // Guarded by `lock`:
-    private var published: StoreSnapshot
+    private(set) var published: StoreSnapshot
     var pins: [TransactionID: Int] = [:]
     private var failure: IOError?
     private var isClosed = false
@@ -221,13 +221,18 @@ package final class Store: @unchecked Sendable {
     /// Costs two syncs: one for the data, then one after marking the newest state verified in
     /// the other header slot, so recovery never walks back into states whose pages are reused.
     package func synchronize() throws {
+        try withWriterHeld { try makePublishedDurable() }
+    }
+
+    /// Runs `body` holding the writer (this process's gate and the lock file), after adopting
+    /// any newer commit of another process, so `body` never acts on a stale state.
+    func withWriterHeld<Result>(_ body: () throws -> Result) throws -> Result {
         writerGate.acquire()
         defer { writerGate.release() }
         do { try coordination?.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
         defer { coordination?.unlockWriter() }
-        // Another process may have committed since: never mark an older state over its slot.
         try refreshForWriter()
-        try makePublishedDurable()
+        return try body()
     }
 
     /// After recovery (the opener holds the writer lock): make the chosen state durable and verified.
@@ -237,7 +242,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// With the writer held: sync pending commits and mark the newest state verified.
-    private func makePublishedDurable() throws {
+    func makePublishedDurable() throws {
         if let failure = lock.withLock({ failure }) { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
         let (pending, snapshot) = lock.withLock { (slots.syncedTransaction < published.transaction, published) }
         do {

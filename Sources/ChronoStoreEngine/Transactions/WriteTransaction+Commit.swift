@@ -194,6 +194,13 @@ extension WriteTransaction {
             timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
             label: label)
         record.contentSource = history.contentSource ?? .none
+        if let replacing {
+            // Same contents as the head it replaces: keep its label and time, so history and
+            // reads by time answer as before.
+            let replaced = try LoadedRoot(replacing.rootPage, reader: self).record
+            record.label = replaced.label
+            record.timeMilliseconds = replaced.timeMilliseconds
+        }
         let buffer = try buildRootPage(record, on: rootPage.page)
         let decoded = try RootRecord.decode(buffer.sealedForDecoding(page: rootPage.page, birth: transaction))
         let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
