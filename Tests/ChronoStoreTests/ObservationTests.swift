@@ -99,3 +99,25 @@ import Testing
         #expect(count == 0)
     }
 }
+
+@Suite struct ObservationStressTests {
+    @Test func concurrentWritersDeliverEveryChangeExactlyOnce() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let counters = store.datastore(CounterFormat.self)
+        let stream = counters.changes()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for index in 0..<25 { try await counters.persist(Counter(id: "w\(writer)-\(index)", value: index)) }
+                }
+            }
+            group.addTask { for _ in 0..<10 { _ = try await counters.loadAll().collect() } }
+            try await group.waitForAll()
+        }
+        let changes = try await collect(100, from: stream)
+        #expect(changes.count == 100)
+        #expect(Set(changes.map(\.identifier)).count == 100)
+        #expect(changes.allSatisfy { $0.kind == .created })
+    }
+}

@@ -1,0 +1,31 @@
+// Deferred durability: commits are visible at once and survive a clean close or synchronize().
+import ChronoStore
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+@Suite struct DurabilityTests {
+    @Test func deferredCommitsSurviveSynchronizeAndReopen() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("deferred.chrono"))
+        let store = try ChronoStore.create(at: url, options: ChronoStoreOptions(durability: .deferred(checkpointInterval: 1000)))
+        let counters = store.datastore(CounterFormat.self)
+        for value in 0..<50 { try await counters.persist(Counter(id: "c\(value)", value: value)) }
+        try await store.synchronize()
+        #expect(try await counters.count() == 50)
+        try await store.close()
+        let reopened = try ChronoStore.open(at: url, createIfMissing: false)
+        #expect(try await reopened.datastore(CounterFormat.self).count() == 50)
+        #expect(try await reopened.history().count == 51)
+        #expect(try await reopened.verify().isSound)
+    }
+
+    @Test func aStoreOpenedWithTheWrongPageSizeIsRefused() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("pages.chrono"))
+        try await ChronoStore.create(at: url, options: ChronoStoreOptions(pageSize: 16384)).close()
+        #expect(throws: ChronoStoreError.self) { try ChronoStore.open(at: url, options: ChronoStoreOptions(pageSize: 4096)) }
+        let store = try ChronoStore.open(at: url)
+        #expect(store.maximumKeyByteCount > 4096 / 4)
+    }
+}
