@@ -50,7 +50,11 @@ public final class ChronoStore: Sendable {
     ) throws -> ChronoStore {
         let path = url.path
         if createIfMissing && !FileManager.default.fileExists(atPath: path) {
-            return try create(at: url, options: options)
+            do {
+                return try create(at: url, options: options)
+            } catch ChronoStoreError.storeAlreadyExists {
+                // Another process created it first: open theirs.
+            }
         }
         let engine = try engineCall { try Store.open(at: path, options: options.engineValue) }
         return ChronoStore(engine: engine, url: url)
