@@ -159,3 +159,60 @@ struct BackupTests {
         #expect(throws: StoreError.invalidBackupName("a/b")) { try destination.store(name: "a/b") { nil } }
     }
 }
+
+@Suite("Backups with history")
+struct HistoryBackupTests {
+    @Test func aBackupWithHistoryKeepsEveryRootSnapshotAndBranch() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("source.chrono"), options: StoreOptions(retention: .lastRoots(50)))
+        defer { try? store.close() }
+        // A history with a branch, a revert, a snapshot, a restore lineage and a large value.
+        var generator = SeededGenerator(seed: 21)
+        for round in 0..<6 {
+            try store.write(label: "round \(round)") { transaction in
+                for index in 0..<120 { try transaction.put(bytes("k\(index)"), generator.bytes(Int.random(in: 5...200, using: &generator)), in: "c") }
+                if round == 2 { try transaction.put(bytes("large"), generator.bytes(50_000), in: "blobs") }
+            }
+        }
+        try store.createSnapshot(named: "middle")
+        try store.undo(steps: 2)
+        try store.write(label: "branch") { try $0.put(bytes("branch"), bytes("yes"), in: "c") }
+        try store.revert(to: TransactionID(3), label: "revert")
+        try store.backup(to: directory.file("one-root.chrono"))
+        try store.restore(fromBackup: directory.file("one-root.chrono"))
+        try store.write(label: "after restore") { try $0.delete(bytes("k1"), in: "c") }
+
+        let sourceItems = try store.history(allBranches: true)
+        var sourceContents: [String: Contents] = [:]
+        for item in sourceItems {
+            let reader = try store.beginRead(at: .root(item.id))
+            sourceContents["\(item.label ?? "")@\(item.timeMilliseconds)"] = try contents(of: reader)
+            reader.close()
+        }
+        try store.backupWithHistory(to: directory.file("history.chrono"))
+        let backup = try Store.open(at: directory.file("history.chrono"))
+        defer { try? backup.close() }
+        let items = try backup.history(allBranches: true)
+        #expect(items.map(\.label) == sourceItems.map(\.label))
+        #expect(items.map(\.timeMilliseconds) == sourceItems.map(\.timeMilliseconds))
+        #expect(items.map(\.isHead) == sourceItems.map(\.isHead))
+        #expect(items.map(\.isBranchTip) == sourceItems.map(\.isBranchTip))
+        for item in items {
+            let reader = try backup.beginRead(at: .root(item.id))
+            #expect(try contents(of: reader) == sourceContents["\(item.label ?? "")@\(item.timeMilliseconds)"], "root \(item.label ?? "")")
+            reader.close()
+        }
+        #expect(try backup.snapshots().map(\.name) == ["middle"])
+        #expect(try contents(of: backup) == contents(of: store))
+        let report = try backup.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        // Undo walks the same line in both.
+        try store.undo()
+        try backup.undo()
+        #expect(try contents(of: backup) == contents(of: store))
+        // The copy's lifetime lists are right: dropping all history leaves a sound store.
+        try backup.clearHistory()
+        let cleared = try backup.verify()
+        #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
+    }
+}

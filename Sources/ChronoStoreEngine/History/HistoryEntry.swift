@@ -86,3 +86,17 @@ enum IndexKey {
     static func first(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped }
     static func second(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 8, as: UInt64.self).byteSwapped }
 }
+
+extension HistoryEntry {
+    /// Pages alive at the lineage parent that this root no longer reaches.
+    func deadPages(reader: some TreeReading) throws -> [PageReference] {
+        if deadListIsRootOwned { return try LoadedRoot(rootPage, reader: reader).invalidatedPages(reader: reader) }
+        return try PageList.read(deadList, owner: nil, inlineOffset: 0, reader: reader)
+    }
+
+    /// Pages born since the lineage parent that this root reaches.
+    func newPages(reader: some TreeReading) throws -> [PageReference] {
+        if newListIsRootOwned { return try LoadedRoot(rootPage, reader: reader).introducedPages(reader: reader) }
+        return try PageList.read(newList, owner: nil, inlineOffset: 0, reader: reader)
+    }
+}

@@ -194,15 +194,9 @@ extension WriteTransaction {
 
     // MARK: - Lists
 
-    func deadList(of entry: HistoryEntry) throws -> [PageReference] {
-        if entry.deadListIsRootOwned { return try LoadedRoot(entry.rootPage, reader: self).invalidatedPages(reader: self) }
-        return try PageList.read(entry.deadList, owner: nil, inlineOffset: 0, reader: self)
-    }
+    func deadList(of entry: HistoryEntry) throws -> [PageReference] { try entry.deadPages(reader: self) }
 
-    func newList(of entry: HistoryEntry) throws -> [PageReference] {
-        if entry.newListIsRootOwned { return try LoadedRoot(entry.rootPage, reader: self).introducedPages(reader: self) }
-        return try PageList.read(entry.newList, owner: nil, inlineOffset: 0, reader: self)
-    }
+    func newList(of entry: HistoryEntry) throws -> [PageReference] { try entry.newPages(reader: self) }
 
     /// Writes a list owned by the history index, as chunk pages born in this transaction.
     private func writeHistoryList(_ entries: [PageReference]) throws -> ListDescriptor {

@@ -5,7 +5,9 @@
 /// within the copied trees are copied once. Cost: O(pages copied).
 final class TreeCopier<Source: TreeReading> {
     let source: Source
-    let destination: WriteTransaction
+    /// The transaction receiving copies; a copy across several commits (a backup with history)
+    /// sets a new one per commit and keeps its record of what it copied.
+    var destination: WriteTransaction
     private var copied: [PageReference: PageReference] = [:]
     /// Pages copied so far and the bytes they hold.
     private(set) var pageCount = 0
@@ -16,6 +18,9 @@ final class TreeCopier<Source: TreeReading> {
         self.source = source
         self.destination = destination
     }
+
+    /// The copy of a source page, if it has been copied.
+    func copy(of page: PageReference) -> PageReference? { copied[page] }
 
     /// Copies a catalog tree and every collection tree it names; returns the new catalog root.
     func copyCatalog(_ root: PageReference) throws -> PageReference {
@@ -57,12 +62,25 @@ final class TreeCopier<Source: TreeReading> {
         return reference
     }
 
+    /// Every page of a large value: index pages, each followed by the data pages it lists.
+    private static func overflowPages(_ reference: OverflowReference, reader: some TreeReading) throws -> [PageReference] {
+        var pages: [PageReference] = []
+        try Overflow.forEachIndexPage(reference, reader: reader) { index, data in
+            pages.append(index)
+            for page in data { pages.append(PageReference(page: page, birth: reference.index.birth)) }
+        }
+        return pages
+    }
+
     private func copyValue(_ value: LeafValue) throws -> LeafValue {
         guard case .overflow(let reference) = value else { return value }
         if let done = copied[reference.index] { return .overflow(OverflowReference(index: done, length: reference.length)) }
         let bytes = try Overflow.read(reference, reader: source)
         let copy = try Overflow.write(bytes, owner: .history, editor: destination)
-        copied[reference.index] = copy.index
+        // Record every page of the value, so a later root's dead list can name the copies.
+        let originals = try Self.overflowPages(reference, reader: source)
+        let copies = try Self.overflowPages(copy, reader: destination)
+        for (original, copy) in zip(originals, copies) { copied[original] = copy }
         pageCount += (bytes.count + Overflow.dataCapacity(pageSize: destination.pageSize) - 1)
             / Overflow.dataCapacity(pageSize: destination.pageSize)
         try onPage(pageCount)

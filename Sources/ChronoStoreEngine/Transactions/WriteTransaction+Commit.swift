@@ -1,6 +1,16 @@
 // Commit: fold edits into a new root (or move the head), prune, settle free space, write, sync.
 
 /// What a write transaction changes besides collection contents.
+/// How a root copied from another store's history fits into this one.
+struct ImportedRoot {
+    var historyParent: TransactionID
+    var lineageParent: TransactionID
+    var depth: UInt64
+    var timeMilliseconds: Int64
+    /// Its dead list (pages of its lineage parent it no longer reaches), as pages of this store.
+    var invalidated: [PageReference]
+}
+
 struct PendingHistoryChange {
     /// Move the head to this existing root instead of committing a new one (undo, redo).
     var headMove: TransactionID?
@@ -24,10 +34,14 @@ struct PendingHistoryChange {
     var replacesHead = false
     /// Compaction: engine-tree pages at or beyond this page number are rewritten lower.
     var relocationThreshold: UInt64?
+    /// A root copied from another store's history (a backup with history).
+    var importedRoot: ImportedRoot?
+    /// Roots to drop outright, whatever retention says (the empty root a backup starts with).
+    var dropRoots: [TransactionID] = []
 
     var isEmpty: Bool {
         headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
-            && pruneMode == nil && !forceState && snapshotEdits.isEmpty
+            && pruneMode == nil && !forceState && snapshotEdits.isEmpty && dropRoots.isEmpty
     }
 }
 
@@ -105,8 +119,10 @@ extension WriteTransaction {
             let replacing = history.replacesHead && !allocator.pinnedRoots.contains(baseHead.root)
             let (record, built) = try buildRoot(replacing: replacing ? baseHead : nil, trees: trees)
             var entry = built
-            let undoneBranch = replacing ? TransactionID.none : baseHead.redoTarget
-            if replacing {
+            let undoneBranch = replacing || history.importedRoot != nil ? TransactionID.none : baseHead.redoTarget
+            if history.importedRoot != nil {
+                try trees.insert(entry, editor: self)
+            } else if replacing {
                 entry.redoTarget = baseHead.redoTarget
                 if var parent = try trees.entry(baseHead.historyParent, reader: self), parent.redoTarget == baseHead.root {
                     parent.redoTarget = transaction
@@ -136,6 +152,10 @@ extension WriteTransaction {
             guard let entry = try trees.entry(target, reader: self) else { throw StoreError.rootNotRetained(target) }
             head = entry
             headRecord = try LoadedRoot(entry.rootPage, reader: self).record
+        }
+        for root in history.dropRoots {
+            guard let entry = try trees.entry(root, reader: self) else { continue }
+            if try pruneRoot(entry, &trees) { retainedDelta -= 1 }
         }
         // 3. Retention.
         let mode = history.pruneMode ?? (makesRoot ? .automatic(limit: store.options.pruneBatchLimit) : PruneMode.none)
@@ -194,6 +214,7 @@ extension WriteTransaction {
             timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
             label: label)
         record.contentSource = history.contentSource ?? .none
+        if let imported = history.importedRoot { record.timeMilliseconds = imported.timeMilliseconds }
         if let replacing {
             // Same contents as the head it replaces: keep its label and time, so history and
             // reads by time answer as before.
@@ -204,12 +225,17 @@ extension WriteTransaction {
         let buffer = try buildRootPage(record, on: rootPage.page)
         let decoded = try RootRecord.decode(buffer.sealedForDecoding(page: rootPage.page, birth: transaction))
         let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
-        let entry = HistoryEntry(
+        var entry = HistoryEntry(
             rootPage: rootPage, historyParent: replacing.map(\.historyParent) ?? base.head.transaction,
             lineageParent: history.freshLineage ? .none : (history.contentSource ?? base.head.transaction),
             redoTarget: .none, depth: replacing.map(\.depth) ?? baseDepth + 1,
             timeMilliseconds: decoded.timeMilliseconds, deadList: decoded.invalidated, newList: decoded.introduced,
             deadListIsRootOwned: true, newListIsRootOwned: true)
+        if let imported = history.importedRoot {
+            entry.historyParent = imported.historyParent
+            entry.lineageParent = imported.lineageParent
+            entry.depth = imported.depth
+        }
         return (decoded, entry)
     }
 
@@ -229,7 +255,7 @@ extension WriteTransaction {
         if labelCount > RootRecord.maximumLabelByteCount {
             throw StoreError.labelTooLong(byteCount: labelCount, limit: RootRecord.maximumLabelByteCount)
         }
-        let deadlist = invalidated
+        let deadlist = history.importedRoot?.invalidated ?? invalidated
         let introduced = introducedPages.sorted().map { PageReference(page: $0, birth: transaction) }
         let space = pageSize - record.inlineAreaOffset
         let entry = PageReference.byteCount

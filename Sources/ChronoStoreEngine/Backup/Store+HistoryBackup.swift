@@ -1,0 +1,126 @@
+// Backups with history: every retained root, with its labels, times, branches and redo
+// targets, and every snapshot, copied into a new self-contained store.
+
+extension Store {
+    /// Writes a self-contained store at `path` holding every retained root and snapshot, not just
+    /// one root. Roots keep their labels, commit times, history and lineage links and redo
+    /// targets; the head and the snapshots point at the copies of theirs. Root ids are those of
+    /// the new store (each copied root is one commit there), so they differ from the source's.
+    ///
+    /// Pages shared between roots are copied once. Every retained root is pinned while the copy
+    /// runs, so it is consistent while writes continue; the writer is never blocked. Cancellation
+    /// and failure leave no file behind. Cost: O(pages of all retained roots).
+    /// - Throws: ``StoreError/storeAlreadyExists(path:)``, `CancellationError`.
+    @discardableResult
+    package func backupWithHistory(to path: String, progress: (BackupProgress) throws -> Void = { _ in }) throws -> BackupReport {
+        if Platform.fileExists(path) { throw StoreError.storeAlreadyExists(path: path) }
+        let reader = try beginRead()
+        defer { reader.close() }
+        let source = reader.snapshot
+        var entries: [HistoryEntry] = []
+        let index = BTree(root: source.state.historyIndex, owner: .system)
+        try index.scan(.all, reverse: false, reader: reader.treeReader) { _, value in
+            entries.append(try HistoryEntry.decode(value, page: index.root.page))
+            return true
+        }
+        for entry in entries { pin(entry.root) }
+        defer { for entry in entries { unpin(entry.root) } }
+        let snapshots = try SnapshotTree.all(source.state.snapshots, reader: reader.treeReader)
+        let estimate = Int(max(1, source.state.pageCount - source.state.freePageCount))
+        let temporary = Self.temporaryPath(beside: path)
+        do {
+            let destination = try Store.create(
+                at: temporary,
+                options: StoreOptions(
+                    pageSize: pageSize, durability: .deferred, checkpointInterval: Int.max, retention: .limitless))
+            var copiedPages = 0
+            let copies = try withoutActuallyEscaping(progress) { progress in
+                try Self.copyRoots(entries, from: reader.treeReader, into: destination) { done in
+                    if Task.isCancelled { throw CancellationError() }
+                    copiedPages = done
+                    if done % 256 == 0 {
+                        try progress(BackupProgress(pagesDone: done, pagesTotal: max(done, estimate), pageSize: self.pageSize))
+                    }
+                }
+            }
+            try Self.finishHistoryCopy(source, entries: entries, snapshots: snapshots, copies: copies, in: destination)
+            try destination.truncateFreeTail()
+            try destination.close()
+            _ = Platform.removeFile(temporary + ".lock")
+            try progress(BackupProgress(pagesDone: copiedPages, pagesTotal: copiedPages, pageSize: pageSize))
+            if Task.isCancelled { throw CancellationError() }
+            guard Platform.rename(temporary, path) == 0 else {
+                throw StoreError.io(IOError(operation: "rename", path: path, code: Platform.lastError))
+            }
+            do { try PosixFile.synchronizeDirectory(containing: path) } catch let error as IOError { throw StoreError.io(error) }
+            let byteCount = (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
+            return BackupReport(root: source.head.transaction, pageCount: copiedPages, byteCount: byteCount)
+        } catch {
+            _ = Platform.removeFile(temporary)
+            _ = Platform.removeFile(temporary + ".lock")
+            throw error
+        }
+    }
+
+    /// Commits one root of `destination` per source root, oldest first (lineage parents come
+    /// before their children), sharing copied pages. Returns source id → copy id.
+    private static func copyRoots(
+        _ entries: [HistoryEntry], from source: SnapshotReader, into destination: Store, onPage: @escaping (Int) throws -> Void
+    ) throws -> [TransactionID: TransactionID] {
+        var copies: [TransactionID: TransactionID] = [:]
+        var copier: TreeCopier<SnapshotReader>?
+        for entry in entries {
+            let transaction = try destination.beginWrite()
+            do {
+                if copier == nil { copier = TreeCopier(source: source, destination: transaction) }
+                copier!.destination = transaction
+                copier!.onPage = onPage
+                let root = try LoadedRoot(entry.rootPage, reader: source).record
+                let catalog = try copier!.copyCatalog(root.catalog)
+                // The dead list names pages of the lineage parent, copied with it.
+                let dead = try entry.deadPages(reader: source).map { page -> PageReference in
+                    guard let copy = copier!.copy(of: page) else {
+                        throw StoreError.malformedPage(page: page.page, reason: "a dead list names a page its lineage parent lacks")
+                    }
+                    return copy
+                }
+                try transaction.replaceContents(withCatalog: catalog, freshLineage: false)
+                transaction.label = root.label
+                transaction.history.importedRoot = ImportedRoot(
+                    historyParent: copies[entry.historyParent] ?? .none, lineageParent: copies[entry.lineageParent] ?? .none,
+                    depth: entry.depth, timeMilliseconds: entry.timeMilliseconds, invalidated: dead)
+            } catch {
+                transaction.abort()
+                throw error
+            }
+            guard let copy = try transaction.commit() else { throw StoreError.commitDidNotConverge }
+            copies[entry.root] = copy
+        }
+        return copies
+    }
+
+    /// Points the copy's head, redo targets and snapshots at the copied roots, takes over the
+    /// retention settings, drops the empty root the copy was created with, and syncs.
+    private static func finishHistoryCopy(
+        _ source: StoreSnapshot, entries: [HistoryEntry], snapshots: [SnapshotInfo],
+        copies: [TransactionID: TransactionID], in destination: Store
+    ) throws {
+        let transaction = try destination.beginWrite()
+        transaction.history.headMove = copies[source.head.transaction]
+        transaction.history.redoTargets = entries.compactMap { entry in
+            guard let root = copies[entry.root], let target = copies[entry.redoTarget] else { return nil }
+            return (root, target)
+        }
+        for snapshot in snapshots {
+            guard let root = copies[snapshot.root] else { continue }
+            var copy = snapshot
+            copy.root = root
+            transaction.history.snapshotEdits.append((Array(snapshot.name.utf8), copy))
+        }
+        transaction.history.retention = source.state.retention
+        transaction.history.dropsUndoneBranches = source.state.dropsUndoneBranches
+        transaction.history.dropRoots = [TransactionID(1)]
+        try transaction.commit()
+        try destination.synchronize()
+    }
+}
