@@ -106,3 +106,18 @@ import Testing
         #expect(try await people.load(1) == big)
     }
 }
+
+@Suite struct RangeReleaseTests {
+    @Test func aFinishedRangeNoLongerPinsItsRoot() async throws {
+        let store = try ChronoStore.inMemory(options: ChronoStoreOptions(retention: .lastRoots(2)))
+        let counters = store.datastore(CounterFormat.self)
+        try await counters.persist(Counter(id: "a", value: 0))
+        var iterator = counters.loadAll().makeAsyncIterator()
+        #expect(try await iterator.next() as Counter? != nil)
+        #expect(try await iterator.next() as Counter? == nil)
+        for value in 1...5 { try await counters.persist(Counter(id: "a", value: value)) }
+        // Were the iterator's root still pinned, retention could not drop it.
+        #expect(try await store.history(allBranches: true).count == 2)
+        _ = iterator
+    }
+}

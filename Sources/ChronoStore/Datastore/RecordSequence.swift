@@ -5,9 +5,10 @@ import ChronoStoreEngine
 ///
 /// Iteration reads `chunkSize` entries at a time, so memory stays bounded however many records
 /// match. All chunks come from one root: outside a transaction the iterator pins the head on its
-/// first `next()` and keeps it until it is discarded, so concurrent commits never show up halfway
-/// through. Inside a transaction it reads through the transaction (seeing its edits) and throws
-/// ``ChronoStoreError/transactionFinished`` if used after the transaction ends.
+/// first `next()` and keeps it until the end of the range (or until the iterator is discarded),
+/// so concurrent commits never show up halfway through. Inside a transaction it reads through the
+/// transaction (seeing its edits) and throws ``ChronoStoreError/transactionFinished`` if used after
+/// the transaction ends.
 ///
 /// Cost: O(log n) to find the start, then O(1) page reads per record on average, plus decoding.
 public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
@@ -128,13 +129,16 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
             buffer = instances
             position = 0
             resumeKey = lastKey
-            if scanned < limit { isExhausted = true }
+            if scanned < limit {
+                isExhausted = true
+                reader.finish()
+            }
         }
     }
 }
 
 /// Where a range load reads: the task's transaction, or its own read transaction pinned on the
-/// head at the first read and released when the iterator goes away.
+/// head at the first read and released at the end of the range or when the iterator goes away.
 ///
 /// Not `Sendable`: an iterator is used by one task at a time.
 final class RangeReader {
@@ -148,6 +152,12 @@ final class RangeReader {
     }
 
     deinit { ownReader?.close() }
+
+    /// Unpins the root once the range is read to its end.
+    func finish() {
+        ownReader?.close()
+        ownReader = nil
+    }
 
     func read<Result>(_ body: (any CollectionReading) throws -> Result) throws -> Result {
         if let context { return try engineCall { try context.read(body) } }
