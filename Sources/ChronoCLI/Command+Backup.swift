@@ -9,7 +9,7 @@ extension Command {
         options: [
             .value("at", "ROOT|DATE", "back up an older root: its id, or the newest root at or before an ISO-8601 date"),
             .value("snapshot", "NAME", "back up the root a snapshot pins"),
-            .flag("with-history", "also copy the retained history (not available yet; exits 4)"),
+            .flag("with-history", "copy every retained root, branch and snapshot, not just one root"),
         ],
         summary: "copy one root into a new, self-contained store file",
         details: """
@@ -20,14 +20,17 @@ extension Command {
             absent, even after Ctrl-C; writers to STORE are not blocked meanwhile. Prints what was
             written (with --json {"root":ID,"pages":N,"bytes":N,"path":DEST}, where root is the
             root copied). Shows a progress bar on stderr when stderr is a terminal.
-            Exits 4, writing nothing, when something already exists at DEST (as create does), when
-            STORE is missing, and for --with-history, which is not available yet; exits 1 when
-            the root or snapshot does not exist.
+            With --with-history the backup holds every retained root (labels, times, branches,
+            redo targets) and every snapshot, with the head where it was; root ids are the
+            backup's own. --with-history cannot be combined with --at or --snapshot.
+            Exits 4, writing nothing, when something already exists at DEST (as create does) or
+            STORE is missing; exits 1 when the root or snapshot does not exist.
             """,
         examples: [
             "chrono backup notes.chrono notes-backup.chrono",
             "chrono backup notes.chrono before-import.chrono --snapshot before-import --json",
             "chrono backup notes.chrono march.chrono --at 2026-03-31T23:59:59Z",
+            "chrono backup notes.chrono everything.chrono --with-history",
         ],
         run: runBackup)
 
@@ -62,19 +65,20 @@ extension Command {
 
     private static func runBackup(_ invocation: Invocation) throws {
         let selector = try backupSelector(invocation)
-        if invocation.flag("with-history") {
-            throw CommandFailure("backups with history are not available yet; back up the head or a snapshot", exitCode: .failure)
-        }
+        let withHistory = invocation.flag("with-history")
+        if withHistory && selector != .head { throw CommandFailure.usage("--with-history copies every root: drop --at and --snapshot") }
         let destination = invocation.positional("DEST")
         try requireDirectory(containing: destination)
         let progress = ProgressLine(console: invocation.console, title: "backup", unit: "pages")
         let report = try Interruption.catching {
             try invocation.withStore { store in
                 defer { progress.finish() }
-                return try store.backup(to: destination, of: selector) { step in
+                let onStep: (BackupProgress) throws -> Void = { step in
                     try Interruption.check("no backup was written")
                     progress.update(done: step.pagesDone, total: step.pagesTotal)
                 }
+                if withHistory { return try store.backupWithHistory(to: destination, progress: onStep) }
+                return try store.backup(to: destination, of: selector, progress: onStep)
             }
         }
         if invocation.prefersJSON {
@@ -83,8 +87,9 @@ extension Command {
                 ("path", .string(destination)),
             ]))
         } else {
+            let what = withHistory ? "every retained root and snapshot (head: root \(report.root.rawValue))" : describe(selector, root: report.root)
             invocation.console.print(
-                "Backed up \(describe(selector, root: report.root)) to \(destination): \(report.pageCount) pages of data in a "
+                "Backed up \(what) to \(destination): \(report.pageCount) pages of data in a "
                     + "\(report.byteCount)-byte file, a store of its own. 'chrono restore' brings it back.")
         }
     }

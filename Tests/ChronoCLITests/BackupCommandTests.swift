@@ -67,18 +67,30 @@ struct BackupCommandTests {
         #expect(try workspace.fileNames() == files, "no partial file is left behind")
     }
 
-    @Test func withHistoryIsNotAvailableYetAndWritesNothing() throws {
+    @Test func withHistoryCopiesEveryRootAndTheHead() throws {
+        let workspace = try Workspace.withStore()
+        try workspace.put("c", "k", "1", label: "first")
+        try workspace.put("c", "k", "2", label: "second")
+        try workspace.expectSuccess(["snapshot", "create", workspace.store, "s"])
+        try workspace.expectSuccess(["undo", workspace.store])
+        let backup = workspace.directory.file("history.chrono")
+        try workspace.expectSuccess(["backup", workspace.store, backup, "--with-history"])
+        let labels = try workspace.expectSuccess(["history", backup, "--all-branches", "--json"]).objects().map { $0["label"] as? String }
+        #expect(labels == ["second", "first", nil])
+        #expect(try workspace.expectSuccess(["get", backup, "c", "k"]).stdout == "1\n")
+        try workspace.expectSuccess(["redo", backup])
+        #expect(try workspace.expectSuccess(["get", backup, "c", "k"]).stdout == "2\n")
+        #expect(try workspace.expectSuccess(["snapshot", "list", backup, "--json"]).objects().count == 1)
+        try workspace.expectSuccess(["verify", backup])
+    }
+
+    @Test func withHistoryRefusesARootOrSnapshotAndWritesNothing() throws {
         let workspace = try Workspace.withStore()
         try workspace.put("c", "k", "1")
-        let store = try workspace.storeBytes()
         let files = try workspace.fileNames()
-        for extra in [[], ["--snapshot", "s"], ["--json"]] {
-            let result = try workspace.expectFailure(
-                ["backup", workspace.store, workspace.directory.file("backup.chrono"), "--with-history"] + extra, exitCode: 4,
-                message: "backups with history are not available yet")
-            #expect(result.stderr == "chrono: backups with history are not available yet; back up the head or a snapshot\n")
-        }
-        #expect(try workspace.storeBytes() == store)
+        try workspace.expectFailure(
+            ["backup", workspace.store, workspace.directory.file("backup.chrono"), "--with-history", "--snapshot", "s"],
+            exitCode: 2, message: "--with-history copies every root")
         #expect(try workspace.fileNames() == files)
     }
 

@@ -43,7 +43,7 @@ struct UsageAndHelpTests {
         let workspace = try Workspace()
         let backup = try workspace.expectSuccess(["help", "backup"]).stdout
         #expect(backup.hasPrefix("Usage: chrono backup STORE DEST [--at ROOT|DATE] [--snapshot NAME] [--with-history]\n"))
-        for text in ["--snapshot NAME", "--with-history", "Exits 4", "already exists at DEST", "chrono backup notes.chrono"] {
+        for text in ["--snapshot NAME", "--with-history", "every retained root", "already exists at DEST", "chrono backup notes.chrono"] {
             #expect(backup.contains(text), "help backup mentions \(text)")
         }
         let restore = try workspace.expectSuccess(["help", "restore"]).stdout
