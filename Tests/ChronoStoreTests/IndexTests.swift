@@ -125,3 +125,25 @@ enum PlainPersonFormat: DatastoreFormat {
         #expect(try await people.count() == 2)
     }
 }
+
+enum BadIndexFormat: DatastoreFormat {
+    typealias Instance = Person
+    static let name = "bad"
+    static let first = DatastoreIndex<Self, Int>.oneToMany("age", \.age)
+    static let second = DatastoreIndex<Self, String>.oneToMany("age", \.name)
+    static var indexes: [AnyDatastoreIndex<Self>] { [AnyDatastoreIndex(first), AnyDatastoreIndex(second)] }
+}
+
+enum BadNameFormat: DatastoreFormat {
+    typealias Instance = Counter
+    static let name = "$reserved"
+}
+
+@Suite struct FormatValidationTests {
+    @Test func duplicateIndexNamesAndReservedDatastoreNamesAreRefused() async throws {
+        let store = try ChronoStore.inMemory()
+        await #expect(throws: ChronoStoreError.self) { try await store.datastore(BadIndexFormat.self).persist(person(1)) }
+        await #expect(throws: ChronoStoreError.self) { try await store.datastore(BadNameFormat.self).persist(Counter(id: "a", value: 1)) }
+        #expect(try await store.history().count == 1, "nothing was committed")
+    }
+}

@@ -43,11 +43,23 @@ extension DatastoreFormat {
     /// The collection holding per-datastore metadata (index build state), shared by all formats.
     static var metadataCollectionName: String { "$datastores" }
 
+    /// Checks the datastore's name (it names an engine collection). O(name length).
     static func validateName() throws {
         let bytes = name.utf8.count
         guard bytes >= 1, bytes <= 200, !name.contains("/"), !name.hasPrefix("$") else {
             throw ChronoStoreError.invalidOptions(
                 "datastore name \"\(name)\" must be 1 to 200 bytes of UTF-8, without \"/\", not starting with \"$\"")
+        }
+    }
+
+    /// Checks the declared indexes' names: unique, 1 to 50 bytes, no "/".
+    static func validateIndexNames(_ declared: [AnyDatastoreIndex<Self>]) throws {
+        var seen = Set<String>()
+        for index in declared {
+            guard (1...50).contains(index.name.utf8.count), !index.name.contains("/"), seen.insert(index.name).inserted else {
+                throw ChronoStoreError.invalidOptions(
+                    "index name \"\(index.name)\" of \(name) must be unique, 1 to 50 bytes of UTF-8, without \"/\"")
+            }
         }
     }
 }

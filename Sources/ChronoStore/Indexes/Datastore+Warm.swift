@@ -46,6 +46,7 @@ extension Datastore {
             var report = WarmReport(builtIndexes: [], droppedIndexes: [], migratedRecords: 0)
             var metadata = try Format.metadata(in: writer)
             let declared = Format.indexes
+            try Format.validateIndexNames(declared)
             for (name, kind) in metadata.indexes where !declared.contains(where: { $0.name == name && $0.kind == kind }) {
                 try writer.dropCollection(Format.indexCollectionName(name))
                 metadata.indexes.removeValue(forKey: name)

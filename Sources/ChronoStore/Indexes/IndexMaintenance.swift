@@ -34,6 +34,7 @@ extension DatastoreFormat {
     static func prepareIndexes(in writer: WriteTransaction, log: inout ChangeLog) throws -> [AnyDatastoreIndex<Self>] {
         let declared = indexes
         if let cached = log.preparedIndexes[name] { return declared.filter { cached.indexes[$0.name] == $0.kind } }
+        try validateIndexNames(declared)
         let metadata = try prepareMetadata(declared, in: writer)
         log.preparedIndexes[name] = metadata
         return declared.filter { metadata.indexes[$0.name] == $0.kind }
