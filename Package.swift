@@ -43,12 +43,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "ChronoCLI",
-            dependencies: ["ChronoStoreEngine"],
+            dependencies: ["ChronoStoreEngine", "ChronoStore"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChronoCLITests",
-            dependencies: ["ChronoCLI", "ChronoStoreTestSupport"],
+            dependencies: ["ChronoCLI", "ChronoStore", "ChronoStoreTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 // How values cross the command line: JSON text in, compact UTF-8 JSON stored, JSON back out.
+import ChronoStore
 import Foundation
 
 /// Values are JSON documents. `put` and `apply` store the document's compact text as UTF-8, so
@@ -16,10 +17,15 @@ enum StoredValue {
 
     /// A stored value as a JSON document for output.
     ///
-    /// Values other programs stored that are not UTF-8 JSON print as `{"$base64": "..."}`, so
-    /// output stays valid JSON whatever the store holds.
+    /// Records written through the typed `ChronoStore` API print as
+    /// `{"version":N,"value":...}`, decoded without their Swift type (the binary coder describes
+    /// itself). Other values that are not UTF-8 JSON print as `{"$base64": "..."}`, so output
+    /// stays valid JSON whatever the store holds.
     static func document(_ bytes: [UInt8]) -> JSONValue {
         if let text = String(bytes: bytes, encoding: .utf8), let node = try? JSONReader.parse(text) {
+            return .verbatim(node.compactText)
+        }
+        if let text = try? RecordEnvelope.jsonDescription(of: bytes), let node = try? JSONReader.parse(text) {
             return .verbatim(node.compactText)
         }
         return .object([("$base64", .string(Data(bytes).base64EncodedString()))])
