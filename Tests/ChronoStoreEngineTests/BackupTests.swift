@@ -216,3 +216,21 @@ struct HistoryBackupTests {
         #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
     }
 }
+
+@Suite("Backups of in-memory stores")
+struct InMemoryBackupTests {
+    /// Regression: an in-memory store put its scratch files in the current directory.
+    @Test func anInMemoryStoreBacksUpToADestinationWithoutScratchFilesInTheWorkingDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let before = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)
+        let store = try Store.create(in: FaultInjectingFile(name: "memory"))
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        let destination = DirectoryBackupDestination(directory: directory.path)
+        let record = try store.backup(to: destination, name: "daily")
+        try store.write { try $0.put(bytes("k"), bytes("changed"), in: "c") }
+        try store.restore(from: destination, record)
+        #expect(text(try store.read { try $0.value(forKey: bytes("k"), in: "c") }) == "v")
+        let after = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)
+        #expect(Set(after) == Set(before))
+    }
+}

@@ -1,7 +1,7 @@
 // The byte order of keys: unsigned lexicographic, shorter first on a shared prefix.
 
 /// Compares keys as unsigned byte strings (the order of `memcmp`, then length).
-enum KeyOrder {
+package enum KeyOrder {
     /// Negative, zero or positive as `lhs` sorts before, equal to, or after `rhs`.
     @inline(__always)
     static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
@@ -24,7 +24,7 @@ enum KeyOrder {
         return lhs.count == rhs.count ? 0 : (lhs.count < rhs.count ? -1 : 1)
     }
 
-    static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+    package static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
         lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in compare(left, right) } }
     }
 

@@ -125,13 +125,20 @@ package struct DirectoryBackupDestination: BackupDestination {
 }
 
 extension Store {
+    /// A scratch file path beside the store, or in the temporary directory for a store that
+    /// lives in memory.
+    func scratchPath(_ suffix: String) -> String {
+        let beside = coordination == nil ? Platform.temporaryDirectory + "/chrono-scratch" : path
+        return Self.temporaryPath(beside: beside) + suffix
+    }
+
     /// Backs up one root (see ``backup(to:of:progress:)``) into `destination` under `name`.
     @discardableResult
     package func backup(
         to destination: some BackupDestination, name: String, of selector: RootSelector = .head,
         progress: (BackupProgress) throws -> Void = { _ in }
     ) throws -> BackupRecord {
-        let temporary = Self.temporaryPath(beside: path) + ".backup"
+        let temporary = scratchPath(".backup")
         defer { _ = Platform.removeFile(temporary) }
         try backup(to: temporary, of: selector, progress: progress)
         let file = try PosixFile(path: temporary, create: false, readOnly: true)
@@ -151,7 +158,7 @@ extension Store {
         from destination: some BackupDestination, _ record: BackupRecord, label: String? = nil,
         progress: (BackupProgress) throws -> Void = { _ in }
     ) throws -> TransactionID {
-        let temporary = Self.temporaryPath(beside: path) + ".restore"
+        let temporary = scratchPath(".restore")
         defer { _ = Platform.removeFile(temporary); _ = Platform.removeFile(temporary + ".lock") }
         let file = try PosixFile(path: temporary, create: true)
         var offset: UInt64 = 0

@@ -185,6 +185,12 @@ enum Platform {
         return names
     }
 
+    /// The directory for scratch files: `$TMPDIR`, else `/tmp`.
+    static var temporaryDirectory: String {
+        if let value = getenv("TMPDIR"), let text = String(validatingCString: value), !text.isEmpty { return text }
+        return "/tmp"
+    }
+
     static func errorDescription(_ code: Int32) -> String {
         String(cString: strerror(code))
     }

@@ -11,7 +11,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     }
 
     let store: Store
-    let base: StoreSnapshot
+    /// The state this transaction started from.
+    package let base: StoreSnapshot
     package let transaction: TransactionID
     let pageSize: Int
     let treeReader: SnapshotReader
