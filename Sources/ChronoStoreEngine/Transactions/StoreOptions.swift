@@ -23,6 +23,10 @@ package struct StoreOptions: Sendable, Equatable {
     /// How many history entries one commit examines for pruning at most; the rest wait for
     /// later commits.
     package var pruneBatchLimit: Int
+    /// How many pages a write transaction keeps in memory before it writes leaf and large-value
+    /// pages out early (they stay uncommitted until the commit). Bounds a large transaction's
+    /// memory at about this many pages.
+    package var dirtyPageLimit: Int
     /// For a new store: how much history to keep (changeable later with ``Store/setRetention(_:)``).
     package var retention: RetentionPolicy
     /// For a new store: drop an undone branch as soon as a new commit branches off.
@@ -31,8 +35,9 @@ package struct StoreOptions: Sendable, Equatable {
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,
         checkpointInterval: Int = 64, pruneBatchLimit: Int = 64, retention: RetentionPolicy = .lastRoots(1000),
-        dropsUndoneBranches: Bool = false
+        dropsUndoneBranches: Bool = false, dirtyPageLimit: Int = 65_536
     ) {
+        self.dirtyPageLimit = dirtyPageLimit
         self.retention = retention
         self.dropsUndoneBranches = dropsUndoneBranches
         self.pageSize = pageSize

@@ -53,6 +53,7 @@ extension WriteTransaction {
     func releasePage(_ reference: PageReference, owner: PageOwner) {
         if reference.birth == transaction {
             dirty.removeValue(forKey: reference.page)
+            spilled.remove(reference.page)
             introducedPages.remove(reference.page)
             allocator.recycled.append(reference.page)
             return

@@ -287,26 +287,26 @@ extension WriteTransaction {
 
     /// Encodes and seals every dirty page with this transaction as its birth.
     private func sealAll() -> [PageBuffer] {
-        var pages: [PageBuffer] = []
-        pages.reserveCapacity(dirty.count)
-        for (page, content) in dirty {
-            switch content {
-            case .leaf(let node):
-                let buffer = PageBuffer(pageSize: pageSize)
-                NodeLayout.encode(node, into: buffer)
-                buffer.seal(kind: .leaf, page: page, birth: transaction, count: node.keys.count)
-                pages.append(buffer)
-            case .branch(let node):
-                let buffer = PageBuffer(pageSize: pageSize)
-                NodeLayout.encode(node, into: buffer)
-                buffer.seal(kind: .branch, page: page, birth: transaction, count: node.keys.count)
-                pages.append(buffer)
-            case .raw(let buffer, let kind, let count):
-                buffer.seal(kind: kind, page: page, birth: transaction, count: count)
-                pages.append(buffer)
-            }
+        dirty.map { page, content in seal(page, content) }
+    }
+
+    /// Encodes and seals one page with this transaction as its birth.
+    func seal(_ page: PageID, _ content: DirtyPage) -> PageBuffer {
+        switch content {
+        case .leaf(let node):
+            let buffer = PageBuffer(pageSize: pageSize)
+            NodeLayout.encode(node, into: buffer)
+            buffer.seal(kind: .leaf, page: page, birth: transaction, count: node.keys.count)
+            return buffer
+        case .branch(let node):
+            let buffer = PageBuffer(pageSize: pageSize)
+            NodeLayout.encode(node, into: buffer)
+            buffer.seal(kind: .branch, page: page, birth: transaction, count: node.keys.count)
+            return buffer
+        case .raw(let buffer, let kind, let count):
+            buffer.seal(kind: kind, page: page, birth: transaction, count: count)
+            return buffer
         }
-        return pages
     }
 }
 

@@ -30,6 +30,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var dirty: [PageID: DirtyPage] = [:]
     /// Tree and overflow pages of the user-visible trees written here: the introduced list.
     var introducedPages: Set<PageID> = []
+    /// Pages written out before commit to keep memory bounded (see `spillIfNeeded`).
+    var spilled: Set<PageID> = []
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
 
@@ -63,6 +65,10 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             case .raw: throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
             }
         }
+        if reference.birth == transaction, spilled.contains(reference.page) {
+            let page = try readSpilled(reference, kind: nil)
+            return page.kindByte == PageKind.branch.rawValue ? .branchPage(BranchView(page: page)) : .leafPage(LeafView(page: page))
+        }
         return try treeReader.node(reference)
     }
 
@@ -73,7 +79,14 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             }
             return buffer
         }
+        if reference.birth == transaction, spilled.contains(reference.page) { return try readSpilled(reference, kind: kind) }
         return try treeReader.rawPage(reference, kind: kind)
+    }
+
+    /// A page this transaction wrote out early, read back (never through the shared cache: it
+    /// is not committed).
+    private func readSpilled(_ reference: PageReference, kind: PageKind?) throws -> PageBuffer {
+        try store.pageFile.read(reference, kind: kind, pageCount: allocator.nextPage, cached: false)
     }
 
     func dirtyPage(_ page: PageID) -> DirtyPage? { dirty[page] }
@@ -125,6 +138,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     ///   ``StoreError/invalidCollectionName(_:)``, or an error reading a damaged page.
     package func put(_ key: [UInt8], _ value: [UInt8], in collection: String) throws {
         try checkActive()
+        try spillIfNeeded()
         let name = try CollectionEntry.validateName(collection)
         try BTree.validateKey(key, pageSize: pageSize)
         var state = try loadCollection(name)
@@ -145,6 +159,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @discardableResult
     package func delete(_ key: [UInt8], in collection: String) throws -> Bool {
         try checkActive()
+        try spillIfNeeded()
         let name = try CollectionEntry.validateName(collection)
         guard !key.isEmpty, var state = try loadCollection(name),
             let removed = try state.tree.remove(key, editor: self)
@@ -184,4 +199,24 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     }
 
     func markFinished() { isFinished = true }
+
+    /// Keeps a large transaction's memory bounded: past `dirtyPageLimit` pages, writes its leaf
+    /// and large-value pages to their (free, uncommitted) places in the file and drops them from
+    /// memory. A spilled page that is edited again is read back and copied like a committed one.
+    /// Called between edits, when no tree operation holds a node.
+    private func spillIfNeeded() throws {
+        guard dirty.count > store.options.dirtyPageLimit else { return }
+        var pages: [PageBuffer] = []
+        for (page, content) in dirty {
+            switch content {
+            case .leaf, .raw: pages.append(seal(page, content))
+            case .branch: continue
+            }
+        }
+        try store.pageFile.write(pages)
+        for page in pages {
+            dirty.removeValue(forKey: page.pageID)
+            spilled.insert(page.pageID)
+        }
+    }
 }

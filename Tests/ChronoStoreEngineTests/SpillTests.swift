@@ -1,0 +1,83 @@
+// Large write transactions keep their memory bounded by writing pages out early.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+@Suite("Spilling large transactions")
+struct SpillTests {
+    private static func load(_ transaction: WriteTransaction, _ generator: inout SeededGenerator, count: Int) throws -> [[UInt8]: [UInt8]] {
+        var model: [[UInt8]: [UInt8]] = [:]
+        for index in 0..<count {
+            let key = generator.bytes(16)
+            let value = index % 500 == 0 ? generator.bytes(9_000) : generator.bytes(Int.random(in: 20...200, using: &generator))
+            try transaction.put(key, value, in: "data")
+            model[key] = value
+            if index % 7 == 0, let victim = model.keys.first {
+                try transaction.delete(victim, in: "data")
+                model[victim] = nil
+            }
+        }
+        return model
+    }
+
+    @Test(arguments: [Durability.durable, .deferred])
+    func aTransactionLargerThanItsDirtyLimitCommitsExactlyItsContents(durability: Durability) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(
+            at: directory.file("spill.chrono"), options: StoreOptions(durability: durability, dirtyPageLimit: 64))
+        defer { try? store.close() }
+        var generator = SeededGenerator(seed: 31)
+        let transaction = try store.beginWrite()
+        let model = try Self.load(transaction, &generator, count: 20_000)
+        #expect(transaction.dirty.count <= 64 + 16, "memory stays near the limit")
+        #expect(!transaction.spilled.isEmpty)
+        #expect(try entries(transaction, "data").count == model.count)
+        try transaction.commit()
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        let stored = try entries(reader, "data")
+        #expect(stored.count == model.count)
+        #expect(Dictionary(uniqueKeysWithValues: stored) == model)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+
+    @Test func anAbortedSpillingTransactionLeavesTheStoreAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("abort.chrono"), options: StoreOptions(dirtyPageLimit: 32))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("kept"), bytes("yes"), in: "data") }
+        var generator = SeededGenerator(seed: 32)
+        let transaction = try store.beginWrite()
+        _ = try Self.load(transaction, &generator, count: 5_000)
+        transaction.abort()
+        #expect(try store.read { try $0.count(in: "data") } == 1)
+        try store.write { try $0.put(bytes("after"), bytes("abort"), in: "data") }
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+
+    @Test func aCrashDuringASpillingTransactionReopensToThePreviousCommit() throws {
+        let simulator = CrashSimulator(durability: .durable)
+        var options = simulator.options
+        options.dirtyPageLimit = 16
+        for crashAfter in stride(from: 0, to: 400, by: 37) {
+            let file = FaultInjectingFile(name: "spill-crash")
+            let store = try Store.create(in: file, options: options)
+            try store.write { try $0.put(bytes("kept"), bytes("yes"), in: "data") }
+            file.crash(afterOperations: crashAfter)
+            var generator = SeededGenerator(seed: UInt64(crashAfter))
+            do {
+                try store.write { transaction in _ = try Self.load(transaction, &generator, count: 3_000) }
+            } catch {
+                #expect(file.hasCrashed)
+            }
+            var imageGenerator = SeededGenerator(seed: UInt64(crashAfter) + 1)
+            let reopened = try Store.open(file: FaultInjectingFile(name: "after", image: file.crashImage(using: &imageGenerator)), options: options)
+            let count = try reopened.read { try $0.count(in: "data") }
+            #expect(count == 1 || !file.hasCrashed)
+            let report = try reopened.verify()
+            #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        }
+    }
+}
