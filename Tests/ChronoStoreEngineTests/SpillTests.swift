@@ -81,3 +81,25 @@ struct SpillTests {
         }
     }
 }
+
+@Suite("Spilling copies")
+struct SpillingCopyTests {
+    @Test func aBackupAndARestoreLargerThanTheDirtyLimitCopyEverything() throws {
+        let directory = try TemporaryDirectory()
+        let options = StoreOptions(dirtyPageLimit: 32)
+        let store = try Store.create(at: directory.file("source.chrono"), options: options)
+        var generator = SeededGenerator(seed: 41)
+        try store.write { transaction in
+            for _ in 0..<8_000 { try transaction.put(generator.bytes(20), generator.bytes(Int.random(in: 10...300, using: &generator)), in: "data") }
+            try transaction.put(bytes("large"), generator.bytes(70_000), in: "blobs")
+        }
+        let expected = try contents(of: store)
+        try store.backup(to: directory.file("backup.chrono"))
+        try store.write { try $0.dropCollection("data") }
+        try store.restore(fromBackup: directory.file("backup.chrono"))
+        #expect(try contents(of: store) == expected)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        try store.close()
+    }
+}

@@ -43,7 +43,7 @@ extension Store {
                 at: temporary,
                 options: StoreOptions(
                     pageSize: pageSize, durability: .durable, retention: state.retention,
-                    dropsUndoneBranches: state.dropsUndoneBranches))
+                    dropsUndoneBranches: state.dropsUndoneBranches, dirtyPageLimit: options.dirtyPageLimit))
             var copiedPages = 0
             try withoutActuallyEscaping(progress) { progress in
                 _ = try destination.write(label: "Backup of root \(reader.root.transaction.rawValue)") { transaction in

@@ -32,7 +32,8 @@ extension Store {
             let destination = try Store.create(
                 at: temporary,
                 options: StoreOptions(
-                    pageSize: pageSize, durability: .deferred, checkpointInterval: Int.max, retention: .limitless))
+                    pageSize: pageSize, durability: .deferred, checkpointInterval: Int.max, retention: .limitless,
+                    dirtyPageLimit: options.dirtyPageLimit))
             var copiedPages = 0
             let copies = try withoutActuallyEscaping(progress) { progress in
                 try Self.copyRoots(entries, from: reader.treeReader, into: destination) { done in

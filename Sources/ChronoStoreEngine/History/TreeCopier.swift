@@ -58,6 +58,8 @@ final class TreeCopier<Source: TreeReading> {
         let reference = PageReference(page: page, birth: destination.transaction)
         copied[root] = reference
         pageCount += 1
+        // Copied leaves are finished: a large copy writes them out instead of holding them.
+        try destination.spillIfNeeded()
         try onPage(pageCount)
         return reference
     }

@@ -203,8 +203,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// Keeps a large transaction's memory bounded: past `dirtyPageLimit` pages, writes its leaf
     /// and large-value pages to their (free, uncommitted) places in the file and drops them from
     /// memory. A spilled page that is edited again is read back and copied like a committed one.
-    /// Called between edits, when no tree operation holds a node.
-    private func spillIfNeeded() throws {
+    /// Called between edits, when no tree operation holds a leaf or large value it will change.
+    func spillIfNeeded() throws {
         guard dirty.count > store.options.dirtyPageLimit else { return }
         var pages: [PageBuffer] = []
         for (page, content) in dirty {
