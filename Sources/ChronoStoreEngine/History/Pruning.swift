@@ -53,24 +53,24 @@ extension WriteTransaction {
         if policy == .limitless, case .automatic = mode { return (0, base.state.pruneCursor) }
         let now = Clock.nowMilliseconds()
         if case .automatic(let limit) = mode {
-            var cursor = base.state.pruneCursor
-            var wrapped = cursor == .none
-            var examined = 0
+            // The oldest roots, up to the first one the policy still keeps: one scan, and no
+            // work at all while nothing has expired.
+            var candidates: [TransactionID] = []
+            try trees.entries.scan(.all, reverse: false, reader: self) { _, value in
+                let entry = try HistoryEntry.decode(value, page: trees.entries.root.page)
+                guard isExpired(entry, head: head, policy: policy, now: now) else { return false }
+                candidates.append(entry.root)
+                return candidates.count < limit
+            }
             var pruned = 0
-            while examined < limit {
-                guard let entry = try nextEntry(after: cursor, in: trees) else {
-                    if wrapped { cursor = .none; break }
-                    wrapped = true
-                    cursor = .none
-                    continue
-                }
-                examined += 1
-                cursor = entry.root
+            for id in candidates {
+                // Re-read: pruning an earlier candidate may have merged lists into this one.
+                guard let entry = try trees.entry(id, reader: self) else { continue }
                 if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now), try pruneRoot(entry, &trees) {
                     pruned += 1
                 }
             }
-            return (pruned, cursor)
+            return (pruned, .none)
         }
         // Exhaustive: repeat passes, since a fork point is visited before the branches whose
         // dropping frees it.
@@ -104,6 +104,12 @@ extension WriteTransaction {
     ) -> Bool {
         if entry.root == head.root || allocator.pinnedRoots.contains(entry.root) { return false }
         if mode == .clear { return true }
+        return isExpired(entry, head: head, policy: policy, now: now)
+    }
+
+    /// Whether the retention policy alone lets `entry` go (pins and fork points aside).
+    private func isExpired(_ entry: HistoryEntry, head: HistoryEntry, policy: RetentionPolicy, now: Int64) -> Bool {
+        if entry.root == head.root { return false }
         switch policy {
         case .limitless:
             return false

@@ -7,6 +7,9 @@ package final class PageFile: @unchecked Sendable {
     package let file: any StoreFile
     package let pageSize: Int
     package let cache: PageCache
+    private let sizeLock = Lock()
+    /// A length the file is known to have reached (guarded by `sizeLock`).
+    private var knownByteCount: UInt64 = 0
 
     package init(file: any StoreFile, pageSize: Int, cache: PageCache) {
         self.file = file
@@ -56,11 +59,20 @@ package final class PageFile: @unchecked Sendable {
     /// recorded as free) still lie inside it.
     package func extend(toPageCount pageCount: UInt64) throws {
         let needed = pageCount * UInt64(pageSize)
+        // Only ask the file system when the file might be shorter than needed.
+        if sizeLock.withLock({ knownByteCount }) >= needed { return }
         do {
-            if try file.byteCount() < needed { try file.truncate(to: needed) }
+            let size = try file.byteCount()
+            if size < needed { try file.truncate(to: needed) }
+            sizeLock.withLock { knownByteCount = max(size, needed) }
         } catch let error as IOError {
             throw StoreError.io(error)
         }
+    }
+
+    /// Forgets the remembered file size (after the file was cut).
+    package func forgetByteCount() {
+        sizeLock.withLock { knownByteCount = 0 }
     }
 
     /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.

@@ -80,6 +80,7 @@ extension Store {
             try makePublishedDurable()
             let current = lock.withLock { published.state.pageCount }
             do { try pageFile.file.truncate(to: current * UInt64(pageSize)) } catch let error as IOError { throw StoreError.io(error) }
+            pageFile.forgetByteCount()
         }
     }
 }

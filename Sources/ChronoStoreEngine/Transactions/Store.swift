@@ -317,6 +317,8 @@ package final class Store: @unchecked Sendable {
         } else if newest.slot.state != current.stateReference {
             return  // a torn or older view; the next change will be noticed again
         }
+        // Another process may have cut the file (compaction): ask for its size again.
+        pageFile.forgetByteCount()
         lock.withLock {
             guard newest.slot.sequence > slots.highestSequence else { return }
             if snapshot.transaction > published.transaction { published = snapshot }
