@@ -369,6 +369,35 @@ struct ReviewFindingsTests {
         #expect(!values.contains { $0.hasPrefix("gone-") }, "an aborted transaction's values were recovered: \(values.prefix(3))")
     }
 
+    // MARK: - Checksummed pages with impossible fields
+
+    /// A root page whose checksum is right but whose inline list count is absurd (a buggy writer
+    /// or a crafted file) must give a typed error when opened, not a trap: the size check
+    /// multiplies the count by 16 before checking it, and the multiplication overflows.
+    @Test(.disabled("engine bug: RootRecord.decode multiplies a list count from disk by 16 before range-checking it and traps"))
+    func aRootWithAnAbsurdListCountIsAnErrorNotATrap() throws {
+        let pageSize = 4096
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(pageSize: pageSize))
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        let head = try store.snapshot.state.head
+        try store.close()
+        var image = file.visibleImage
+        let start = Int(head.page.rawValue) * pageSize
+        let page = PageBuffer(pageSize: pageSize)
+        for index in 0..<pageSize { page.bytes[index] = image[start + index] }
+        // An inline list (no first chunk) of 2^60 entries.
+        page.bytes.storeLittleEndian(UInt64(1) << 60, at: RootRecord.invalidatedOffset)
+        page.bytes.storeLittleEndian(UInt64(0), at: RootRecord.invalidatedOffset + 8)
+        page.bytes.storeLittleEndian(UInt64(0), at: RootRecord.invalidatedOffset + 16)
+        page.seal(kind: .root, page: head.page, birth: head.birth)
+        for index in 0..<pageSize { image[start + index] = page.bytes[index] }
+        #expect(throws: StoreError.self) {
+            let reopened = try Store.open(file: FaultInjectingFile(image: image))
+            _ = try reopened.history()
+        }
+    }
+
     // MARK: - Randomized: options the shared workloads leave at their defaults
 
     /// The shared random workload with undone branches dropped at once, one history entry pruned
