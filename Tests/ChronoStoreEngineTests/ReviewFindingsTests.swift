@@ -520,6 +520,80 @@ struct ReviewFindingsTests {
         #expect(throws: StoreError.self) { _ = try reopened.read { try $0.count(in: "c") } }
     }
 
+    // MARK: - Crashes at every operation of compaction around undo, reverts and readers
+
+    /// A fixed workload (commits, undo, a revert, compaction with and without an open reader, a
+    /// prune) crashed after every file operation: the reopened store holds a state from the last
+    /// synced step onwards (or the step under way), verifies sound, and accepts a commit.
+    @Test(arguments: [Durability.durable, .deferred])
+    func crashesAroundCompactionReopenToAnAcceptableState(durability: Durability) throws {
+        let simulator = CrashSimulator(durability: durability, retention: .limitless)
+        // Contents after each step, and whether the step ended with every commit durable.
+        final class Progress {
+            var states: [Contents] = [[:]]
+            var lastSynced = 0
+        }
+        func workload(_ store: Store, _ file: FaultInjectingFile, _ progress: Progress) throws {
+            func step(_ body: () throws -> Void) throws {
+                let syncs = file.syncCount
+                try body()
+                progress.states.append(normalized(try contents(of: store)))
+                if file.syncCount != syncs || durability == .durable { progress.lastSynced = progress.states.count - 1 }
+            }
+            try step {
+                try store.write { transaction in
+                    for index in 0..<120 { try transaction.put(bytes("low\(index)"), [UInt8](repeating: 1, count: 600), in: "low") }
+                }
+            }
+            try step {
+                try store.write { transaction in
+                    for index in 0..<120 { try transaction.put(bytes("high\(index)"), [UInt8](repeating: 2, count: 600), in: "high") }
+                }
+            }
+            try step { try store.write { _ = try $0.dropCollection("low") } }
+            try step { try store.clearHistory() }
+            try step { try store.write(label: "a") { try $0.put(bytes("k"), bytes("a"), in: "c") } }
+            try step { try store.write(label: "b") { try $0.put(bytes("k"), bytes("b"), in: "c") } }
+            try step { try store.revert(to: store.history()[1].id) }
+            try step { try store.undo() }
+            try step { try store.compact() }
+            let reader = try store.beginRead()
+            try step { try store.write { try $0.put(bytes("k"), bytes("c"), in: "c") } }
+            try step { try store.undo() }
+            try step { try store.compact() }
+            reader.close()
+            try step { try store.prune() }
+            try step { try store.compact() }
+        }
+        let total = try simulator.operationCount { store, file in try workload(store, file, Progress()) }
+        let complete = Progress()
+        _ = try simulator.run(crashAfter: nil) { store, file in try workload(store, file, complete) }
+        var failures: [String] = []
+        for crashAfter in 0..<total where failures.isEmpty {
+            let progress = Progress()
+            let run = try simulator.run(crashAfter: crashAfter) { store, file in try workload(store, file, progress) }
+            var generator = SeededGenerator(seed: UInt64(crashAfter) &+ 1)
+            let image = run.file.crashImage(using: &generator)
+            do {
+                let reopened = try Store.open(file: FaultInjectingFile(image: image), options: simulator.options)
+                let recovered = normalized(try contents(of: reopened))
+                // From the last synced step on, or the step under way (which may have completed).
+                var acceptable = Array(progress.states[progress.lastSynced...])
+                if progress.states.count < complete.states.count { acceptable.append(complete.states[progress.states.count]) }
+                if !acceptable.contains(recovered) {
+                    failures.append("crash after \(crashAfter) of \(total): reopened to an unexpected state")
+                }
+                let report = try reopened.verify()
+                if !report.isSound || report.leakedPageCount != 0 { failures.append("crash after \(crashAfter): \(report)") }
+                try reopened.write { try $0.put(bytes("after"), bytes("crash"), in: "c") }
+                try reopened.close()
+            } catch {
+                failures.append("crash after \(crashAfter) of \(total): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+    }
+
     // MARK: - Randomized: options the shared workloads leave at their defaults
 
     /// The shared random workload with undone branches dropped at once, one history entry pruned
