@@ -89,7 +89,8 @@ extension Store {
                 transaction.label = root.label
                 transaction.history.importedRoot = ImportedRoot(
                     historyParent: copies[entry.historyParent] ?? .none, lineageParent: copies[entry.lineageParent] ?? .none,
-                    depth: entry.depth, timeMilliseconds: entry.timeMilliseconds, invalidated: dead)
+                    depth: entry.depth, timeMilliseconds: entry.timeMilliseconds, invalidated: dead,
+                    contentSource: copies[root.contentSource] ?? .none)
             } catch {
                 transaction.abort()
                 throw error

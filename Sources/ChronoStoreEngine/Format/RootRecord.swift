@@ -115,11 +115,13 @@ package struct RootRecord: Equatable, Sendable {
             invalidated: loadList(bytes, at: invalidatedOffset),
             introduced: loadList(bytes, at: introducedOffset))
         record.contentSource = TransactionID(bytes.loadLittleEndian(at: contentSourceOffset, as: UInt64.self))
-        let inlineBytes =
-            (record.invalidated.isInline ? record.invalidated.count : 0) * PageReference.byteCount
-            + (record.introduced.isInline ? record.introduced.count : 0) * PageReference.byteCount
+        // Counts come from disk: bound them before any arithmetic.
+        let capacity = (bytes.count - record.inlineAreaOffset) / PageReference.byteCount
+        let pageLimit = Int(UInt32.max)
         guard record.invalidated.count >= 0, record.introduced.count >= 0,
-            inlineBytes <= bytes.count - record.inlineAreaOffset
+            record.invalidated.count <= pageLimit, record.introduced.count <= pageLimit,
+            (record.invalidated.isInline ? record.invalidated.count : 0) + (record.introduced.isInline ? record.introduced.count : 0)
+                <= capacity
         else {
             throw StoreError.malformedPage(page: page.pageID, reason: "inline page lists overflow the root page")
         }

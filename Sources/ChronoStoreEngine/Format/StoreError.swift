@@ -28,6 +28,7 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidCollectionName(String)
     case labelTooLong(byteCount: Int, limit: Int)
     case transactionFinished
+    case transactionFailed
     case rootNotRetained(TransactionID)
     case noRootAtOrBefore(milliseconds: Int64)
     case cannotUndo(steps: Int, available: Int)
@@ -99,6 +100,7 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidCollectionName(let name): return "invalid collection name \"\(name)\": use 1 to 255 bytes of UTF-8"
         case .labelTooLong(let byteCount, let limit): return "label of \(byteCount) bytes exceeds the limit of \(limit) bytes"
         case .transactionFinished: return "the transaction has already been committed or aborted"
+        case .transactionFailed: return "an earlier edit in this transaction failed part way; the transaction was rolled back"
         case .rootNotRetained(let id): return "root \(id.rawValue) is not retained in this store's history"
         case .noRootAtOrBefore(let milliseconds): return "no retained root was committed at or before \(milliseconds) ms since 1970"
         case .cannotUndo(let steps, let available):

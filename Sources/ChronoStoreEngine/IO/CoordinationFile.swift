@@ -7,7 +7,9 @@
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 8 | change counter: bumped after every published commit |
-/// | 8 | 56 | reserved |
+/// | 8 | 8 | highest transaction id any writer has begun (ids are never reused) |
+/// | 16 | 8 | identity of the machine boot that last wrote this file |
+/// | 24 | 40 | reserved |
 /// | 64 + 16·i | 8 | slot i: process id of its owner (0 = free) |
 /// | 72 + 16·i | 8 | slot i: oldest transaction that process may still be reading (0 = none) |
 ///
@@ -47,6 +49,15 @@ package final class CoordinationFile: @unchecked Sendable {
         self.descriptor = descriptor
         self.mapping = mapping
         try claimSlot()
+        try lockWriter()
+        defer { unlockWriter() }
+        let boot = Platform.bootIdentity
+        let recorded = word(at: Self.bootOffset)
+        continuesThisBoot = boot != 0 && recorded.pointee == boot
+        if !continuesThisBoot {
+            recorded.pointee = boot
+            word(at: Self.transactionFloorOffset).pointee = 0
+        }
     }
 
     deinit {
@@ -81,6 +92,23 @@ package final class CoordinationFile: @unchecked Sendable {
 
     /// The change counter: differs from a remembered value once another commit was published.
     package var changeCounter: UInt64 { word(at: Self.counterOffset).pointee }
+
+    static let transactionFloorOffset = 8
+    static let bootOffset = 16
+
+    /// Whether this file was already in use during this boot of the machine, so its transaction
+    /// floor covers every id a writer (even one that crashed) has begun. False after a reboot
+    /// (a power loss may have lost commits the floor never saw) or for a new lock file.
+    private(set) package var continuesThisBoot = false
+
+    /// The highest transaction id any writer has begun.
+    package var transactionFloor: UInt64 { word(at: Self.transactionFloorOffset).pointee }
+
+    /// Records that a writer began transaction `id`; call with the writer lock held.
+    package func raiseTransactionFloor(_ id: UInt64) {
+        let pointer = word(at: Self.transactionFloorOffset)
+        if pointer.pointee < id { pointer.pointee = id }
+    }
 
     /// Bumps the change counter; call with the writer lock held, after publishing a commit.
     package func bumpChangeCounter() {

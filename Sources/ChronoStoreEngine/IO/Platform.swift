@@ -185,6 +185,29 @@ enum Platform {
         return names
     }
 
+    /// A value that differs from one boot of the machine to the next (0 when unknown): the boot
+    /// id on Linux, the boot time on Darwin.
+    static var bootIdentity: UInt64 {
+        #if canImport(Darwin)
+            var boot = timeval()
+            var size = MemoryLayout<timeval>.size
+            var name: [Int32] = [CTL_KERN, KERN_BOOTTIME]
+            guard sysctl(&name, 2, &boot, &size, nil, 0) == 0 else { return 0 }
+            return UInt64(boot.tv_sec) &* 1_000_000 &+ UInt64(boot.tv_usec)
+        #else
+            let descriptor = open("/proc/sys/kernel/random/boot_id", flags: readOnly | closeOnExec)
+            guard descriptor >= 0 else { return 0 }
+            defer { _ = close(descriptor) }
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, 64, 0) }
+            guard count > 0 else { return 0 }
+            // FNV-1a over the id's text.
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in bytes[0..<count] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            return hash
+        #endif
+    }
+
     /// The directory for scratch files: `$TMPDIR`, else `/tmp`.
     static var temporaryDirectory: String {
         if let value = getenv("TMPDIR"), let text = String(validatingCString: value), !text.isEmpty { return text }

@@ -45,7 +45,11 @@ extension CollectionReadingBase {
     }
 
     package func count(in collection: String) throws -> Int {
-        Int(try collectionEntry(CollectionEntry.validateName(collection))?.count ?? 0)
+        guard let entry = try collectionEntry(CollectionEntry.validateName(collection)) else { return 0 }
+        guard let count = Int(exactly: entry.count) else {
+            throw StoreError.malformedPage(page: catalogTree.root.page, reason: "collection count \(entry.count) is impossible")
+        }
+        return count
     }
 
     package func scan(

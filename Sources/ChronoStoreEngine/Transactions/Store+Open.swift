@@ -22,7 +22,7 @@ extension Store {
         } catch let error as IOError {
             throw StoreError.io(error)
         }
-        return try open(at: path, options: options)
+        return try open(at: path, options: options, justCreated: true)
     }
 
     /// Opens the store at `path`, recovering from a crash if needed.
@@ -34,25 +34,24 @@ extension Store {
     ///   ``StoreError/pageSizeMismatch(stored:requested:)``, ``StoreError/noValidHeaderSlot(path:)``.
     ///   Nothing is written when opening fails.
     package static func open(at path: String, options: StoreOptions = StoreOptions()) throws -> Store {
+        try open(at: path, options: options, justCreated: false)
+    }
+
+    private static func open(at path: String, options: StoreOptions, justCreated: Bool) throws -> Store {
         guard Platform.fileExists(path) else { throw StoreError.storeNotFound(path: path) }
         let file: PosixFile
         do { file = try PosixFile(path: path, create: false) } catch let error as IOError { throw StoreError.io(error) }
         let preamble = try readPreamble(file, path: path, options: options)
-        let lockPath = path + ".lock"
-        let lockExisted = Platform.fileExists(lockPath)
-        do {
-            let coordination: CoordinationFile
-            do { coordination = try CoordinationFile(path: lockPath) } catch let error as IOError {
-                throw StoreError.io(error)
-            }
-            do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
-            defer { coordination.unlockWriter() }
-            return try finishOpening(file: file, path: path, preamble: preamble, options: options, coordination: coordination)
-        } catch {
-            // A failed open leaves nothing behind, not even the lock file it created.
-            if !lockExisted { _ = Platform.removeFile(lockPath) }
-            throw error
+        // The lock file is created only for a file that is a store; it is never removed, since
+        // another process may be opening it at the same moment.
+        let coordination: CoordinationFile
+        do { coordination = try CoordinationFile(path: path + ".lock") } catch let error as IOError {
+            throw StoreError.io(error)
         }
+        do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
+        defer { coordination.unlockWriter() }
+        return try finishOpening(
+            file: file, path: path, preamble: preamble, options: options, coordination: coordination, justCreated: justCreated)
     }
 
     /// Creates a store inside `file` (an empty in-memory or fault-injecting file) and opens it.
@@ -60,13 +59,14 @@ extension Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
         do { try writeInitialImage(to: file, pageSize: pageSize, options: options) } catch let error as IOError { throw StoreError.io(error) }
-        return try open(file: file, options: options)
+        let preamble = try readPreamble(file, path: file.name, options: options)
+        return try finishOpening(file: file, path: file.name, preamble: preamble, options: options, coordination: nil, justCreated: true)
     }
 
     /// Opens a store kept in `file`, without a lock file (one process only).
     package static func open(file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
         let preamble = try readPreamble(file, path: file.name, options: options)
-        return try finishOpening(file: file, path: file.name, preamble: preamble, options: options, coordination: nil)
+        return try finishOpening(file: file, path: file.name, preamble: preamble, options: options, coordination: nil, justCreated: false)
     }
 
     private static func readPreamble(_ file: any StoreFile, path: String, options: StoreOptions) throws -> FilePreamble {
@@ -95,7 +95,8 @@ extension Store {
     }
 
     private static func finishOpening(
-        file: any StoreFile, path: String, preamble: FilePreamble, options: StoreOptions, coordination: CoordinationFile?
+        file: any StoreFile, path: String, preamble: FilePreamble, options: StoreOptions, coordination: CoordinationFile?,
+        justCreated: Bool
     ) throws -> Store {
         let cache = PageCache(pageCapacity: 64)
         let pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: cache)
@@ -111,6 +112,10 @@ extension Store {
         if outcome.checkedPages && !ownerStillRunning {
             try store.markRecoveredStateDurable()
         }
+        // Ids never repeat. In this boot, the lock file's floor covers every id any writer began;
+        // after a reboot, or without a lock file, commits a power loss dropped (at most the
+        // unsynced ones) may have left pages under ids the disk no longer records: skip past them.
+        if !justCreated && !(coordination?.continuesThisBoot ?? false) { store.skipIdsLostInCrash() }
         return store
     }
 

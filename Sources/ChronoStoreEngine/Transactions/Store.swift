@@ -20,6 +20,8 @@ package final class Store: @unchecked Sendable {
     private var isClosed = false
     private var slots: SlotBook
     private var seenChangeCounter: UInt64 = 0
+    /// The highest transaction id this process has handed out.
+    private var transactionFloor = TransactionID.none
 
     init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
          coordination: CoordinationFile?, recovered: Recovery.Outcome) {
@@ -106,11 +108,12 @@ package final class Store: @unchecked Sendable {
         do {
             try checkOpen()
             try refreshForWriter()
-            let (snapshot, horizon, pinned) = try lock.withLock { () throws -> (StoreSnapshot, TransactionID, PinnedRoots) in
+            let (snapshot, horizon, pinned, id) = try lock.withLock {
+                () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID) in
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
-                return (published, horizonLocked(), pinnedRootsLocked())
+                return (published, horizonLocked(), pinnedRootsLocked(), reserveTransactionLocked())
             }
-            return WriteTransaction(store: self, base: snapshot, horizon: horizon, pinnedRoots: pinned)
+            return WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
         } catch {
             releaseWriter()
             throw error
@@ -132,6 +135,29 @@ package final class Store: @unchecked Sendable {
         }
         return (result, try transaction.commit())
     }
+
+    /// A transaction id never used before, by this process or (through the lock file) any other.
+    ///
+    /// Ids must never repeat: a commit lost in a crash, or a transaction that wrote pages and then
+    /// aborted, may have left pages on disk born with its id, and a later commit with the same id
+    /// whose writes were only partly durable would otherwise take those stale pages for its own.
+    private func reserveTransactionLocked() -> TransactionID {
+        var id = max(published.transaction, transactionFloor)
+        if let shared = coordination?.transactionFloor { id = max(id, TransactionID(shared)) }
+        id = id.next
+        transactionFloor = id
+        coordination?.raiseTransactionFloor(id.rawValue)
+        return id
+    }
+
+    /// After recovery from a crash: skip past every id the lost commits can have used. Commits
+    /// lost to power failure are at most the unsynced ones, fewer than `maximumCheckpointInterval`.
+    func skipIdsLostInCrash() {
+        lock.withLock { transactionFloor = max(transactionFloor, TransactionID(published.transaction.rawValue + Self.lostIdGap)) }
+    }
+
+    /// How far ids jump after crash recovery.
+    static let lostIdGap: UInt64 = 1 << 16
 
     /// Pages released at or before this transaction may be reused: it is durable, and no reader
     /// in any process reads an older root.

@@ -43,7 +43,8 @@ package struct StoreOptions: Sendable, Equatable {
         self.pageSize = pageSize
         self.durability = durability
         self.cacheByteCount = cacheByteCount
-        self.checkpointInterval = checkpointInterval
+        // Commits lost to a crash are at most the unsynced ones; ids jump past them on recovery.
+        self.checkpointInterval = min(max(checkpointInterval, 1), Int(Store.lostIdGap / 2))
         self.pruneBatchLimit = pruneBatchLimit
     }
 }

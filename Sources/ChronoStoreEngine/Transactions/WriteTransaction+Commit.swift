@@ -9,6 +9,8 @@ struct ImportedRoot {
     var timeMilliseconds: Int64
     /// Its dead list (pages of its lineage parent it no longer reaches), as pages of this store.
     var invalidated: [PageReference]
+    /// For a revert, the root (in this store) whose contents it took.
+    var contentSource: TransactionID = .none
 }
 
 struct PendingHistoryChange {
@@ -72,6 +74,10 @@ extension WriteTransaction {
     ///   the store is unchanged.
     @discardableResult
     package func commit() throws -> TransactionID? {
+        if isPoisoned {
+            abort()
+            throw StoreError.transactionFailed
+        }
         try checkActive()
         guard hasChanges else {
             abort()
@@ -116,11 +122,22 @@ extension WriteTransaction {
         let headRecord: RootRecord
         if makesRoot {
             // 1–2. The new root and its history entries.
+            // Compaction replaces the head only when nothing pins it and no root was committed
+            // on it (a revert or restore names its history parent, whatever the lineage says).
             let replacing = history.replacesHead && !allocator.pinnedRoots.contains(baseHead.root)
+                && baseHead.redoTarget == .none
             let (record, built) = try buildRoot(replacing: replacing ? baseHead : nil, trees: trees)
             var entry = built
-            let undoneBranch = replacing || history.importedRoot != nil ? TransactionID.none : baseHead.redoTarget
+            let branches = !history.replacesHead && history.importedRoot == nil
+            let undoneBranch = branches ? baseHead.redoTarget : TransactionID.none
             if history.importedRoot != nil {
+                try trees.insert(entry, editor: self)
+            } else if history.replacesHead && !replacing {
+                // The compacted copy becomes a child of the head it could not replace, and keeps
+                // the head's redo target: no branch is made and none is dropped.
+                entry.redoTarget = baseHead.redoTarget
+                baseHead.redoTarget = transaction
+                try trees.setEntry(baseHead, editor: self)
                 try trees.insert(entry, editor: self)
             } else if replacing {
                 entry.redoTarget = baseHead.redoTarget
@@ -214,7 +231,10 @@ extension WriteTransaction {
             timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
             label: label)
         record.contentSource = history.contentSource ?? .none
-        if let imported = history.importedRoot { record.timeMilliseconds = imported.timeMilliseconds }
+        if let imported = history.importedRoot {
+            record.timeMilliseconds = imported.timeMilliseconds
+            record.contentSource = imported.contentSource
+        }
         if let replacing {
             // Same contents as the head it replaces: keep its label and time, so history and
             // reads by time answer as before.

@@ -38,11 +38,13 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// The allocator's state; see `WriteTransaction+Allocation.swift`.
     var allocator: AllocatorState
     private(set) var isFinished = false
+    /// An edit failed part way; the transaction can only be aborted.
+    private(set) var isPoisoned = false
 
-    init(store: Store, base: StoreSnapshot, horizon: TransactionID, pinnedRoots: PinnedRoots) {
+    init(store: Store, base: StoreSnapshot, transaction: TransactionID, horizon: TransactionID, pinnedRoots: PinnedRoots) {
         self.store = store
         self.base = base
-        self.transaction = base.state.transaction.next
+        self.transaction = transaction
         self.pageSize = store.pageFile.pageSize
         self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount)
         self.catalogTree = BTree(root: base.head.catalog, owner: .history)
@@ -125,6 +127,19 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 
     func checkActive() throws {
         if isFinished { throw StoreError.transactionFinished }
+        if isPoisoned { throw StoreError.transactionFailed }
+    }
+
+    /// Runs an edit that may stop half way (a damaged page read in the middle of a copy on
+    /// write); if it throws, the transaction's trees and page lists may disagree, so it can only
+    /// be aborted.
+    private func poisoningOnFailure<Result>(_ edit: () throws -> Result) throws -> Result {
+        do {
+            return try edit()
+        } catch {
+            isPoisoned = true
+            throw error
+        }
     }
 
     private func loadCollection(_ name: [UInt8]) throws -> CollectionState? {
@@ -146,11 +161,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         let stored: LeafValue =
             NodeLayout.storesInline(keyCount: key.count, valueCount: value.count, pageSize: pageSize)
             ? .inline(value) : .overflow(try Overflow.write(value, owner: .history, editor: self))
-        if let previous = try state.tree.put(key, stored, editor: self) {
-            try releaseValue(previous)
-        } else {
-            state.count += 1
-        }
+        let previous = try poisoningOnFailure { try state.tree.put(key, stored, editor: self) }
+        if let previous { try poisoningOnFailure { try releaseValue(previous) } } else { state.count += 1 }
         collections[name] = state
     }
 
@@ -162,9 +174,12 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         try spillIfNeeded()
         let name = try CollectionEntry.validateName(collection)
         guard !key.isEmpty, var state = try loadCollection(name),
-            let removed = try state.tree.remove(key, editor: self)
+            let removed = try poisoningOnFailure({ try state.tree.remove(key, editor: self) })
         else { return false }
-        try releaseValue(removed)
+        try poisoningOnFailure { try releaseValue(removed) }
+        guard state.count > 0 else {
+            throw StoreError.malformedPage(page: state.tree.root.page, reason: "collection count is zero with an entry in it")
+        }
         state.count -= 1
         collections[name] = state
         return true
@@ -178,7 +193,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         let name = try CollectionEntry.validateName(collection)
         guard let state = try loadCollection(name) else { return false }
         var pages: [PageReference] = []
-        try TreePages.forEach(in: state.tree.root, reader: self) { reference, _ in pages.append(reference) }
+        try poisoningOnFailure { try TreePages.forEach(in: state.tree.root, reader: self) { reference, _ in pages.append(reference) } }
         for page in pages { releasePage(page, owner: .history) }
         collections[name] = CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: false)
         return true
