@@ -61,17 +61,9 @@ extension Store {
             // The backup holds one root: drop the empty root it was created with, and the
             // pages that freed.
             try destination.clearHistory()
-            try destination.truncateFreeTail()
-            try destination.close()
-            _ = Platform.removeFile(temporary + ".lock")
-            // The last chance to cancel: after the rename the backup exists.
-            try progress(BackupProgress(pagesDone: copiedPages, pagesTotal: copiedPages, pageSize: pageSize))
-            if Task.isCancelled { throw CancellationError() }
-            guard Platform.rename(temporary, path) == 0 else {
-                throw StoreError.io(IOError(operation: "rename", path: path, code: Platform.lastError))
+            let byteCount = try Self.publishBackup(destination, temporary: temporary, at: path) {
+                try progress(BackupProgress(pagesDone: copiedPages, pagesTotal: copiedPages, pageSize: pageSize))
             }
-            do { try PosixFile.synchronizeDirectory(containing: path) } catch let error as IOError { throw StoreError.io(error) }
-            let byteCount = (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
             return BackupReport(root: reader.root.transaction, pageCount: copiedPages, byteCount: byteCount)
         } catch {
             _ = Platform.removeFile(temporary)
@@ -180,6 +172,24 @@ extension Store {
             }
         }
         try PosixFile(path: destination, create: false).synchronize()
+    }
+
+    /// Finishes a backup written at `temporary`: cuts its free tail, closes it, reports the end
+    /// (the last chance to cancel), then renames it to `path` and syncs the directory, so `path`
+    /// holds a complete backup or nothing. Returns its size in bytes.
+    static func publishBackup(
+        _ backup: Store, temporary: String, at path: String, finalProgress: () throws -> Void
+    ) throws -> UInt64 {
+        try backup.truncateFreeTail()
+        try backup.close()
+        _ = Platform.removeFile(temporary + ".lock")
+        try finalProgress()
+        if Task.isCancelled { throw CancellationError() }
+        guard Platform.rename(temporary, path) == 0 else {
+            throw StoreError.io(IOError(operation: "rename", path: path, code: Platform.lastError))
+        }
+        do { try PosixFile.synchronizeDirectory(containing: path) } catch let error as IOError { throw StoreError.io(error) }
+        return (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
     }
 
     static func temporaryPath(beside path: String) -> String {

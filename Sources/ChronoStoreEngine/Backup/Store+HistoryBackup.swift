@@ -45,16 +45,9 @@ extension Store {
                 }
             }
             try Self.finishHistoryCopy(source, entries: entries, snapshots: snapshots, copies: copies, in: destination)
-            try destination.truncateFreeTail()
-            try destination.close()
-            _ = Platform.removeFile(temporary + ".lock")
-            try progress(BackupProgress(pagesDone: copiedPages, pagesTotal: copiedPages, pageSize: pageSize))
-            if Task.isCancelled { throw CancellationError() }
-            guard Platform.rename(temporary, path) == 0 else {
-                throw StoreError.io(IOError(operation: "rename", path: path, code: Platform.lastError))
+            let byteCount = try Self.publishBackup(destination, temporary: temporary, at: path) {
+                try progress(BackupProgress(pagesDone: copiedPages, pagesTotal: copiedPages, pageSize: pageSize))
             }
-            do { try PosixFile.synchronizeDirectory(containing: path) } catch let error as IOError { throw StoreError.io(error) }
-            let byteCount = (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
             return BackupReport(root: source.head.transaction, pageCount: copiedPages, byteCount: byteCount)
         } catch {
             _ = Platform.removeFile(temporary)
