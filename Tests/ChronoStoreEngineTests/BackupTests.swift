@@ -234,3 +234,32 @@ struct InMemoryBackupTests {
         #expect(Set(after) == Set(before))
     }
 }
+
+@Suite("Byte-level tree copies")
+struct TreeCopyTests {
+    /// Copied leaves and branches are raw bytes until edited; an edit in the same transaction
+    /// turns them into nodes on the same pages.
+    @Test func editingACopiedTreeInTheSameTransactionWorks() throws {
+        let directory = try TemporaryDirectory()
+        let source = try Store.create(at: directory.file("source.chrono"))
+        defer { try? source.close() }
+        try source.write { transaction in
+            for index in 0..<2_000 { try transaction.put(bytes("k\(index)"), bytes("v\(index)"), in: "data") }
+        }
+        let target = try Store.create(at: directory.file("target.chrono"))
+        defer { try? target.close() }
+        let reader = try source.beginRead()
+        defer { reader.close() }
+        let transaction = try target.beginWrite()
+        let copier = TreeCopier(source: reader.treeReader, destination: transaction)
+        try transaction.replaceContents(withCatalog: try copier.copyCatalog(reader.root.catalog), freshLineage: true)
+        try transaction.put(bytes("k5"), bytes("edited"), in: "data")
+        try transaction.delete(bytes("k6"), in: "data")
+        #expect(text(try transaction.value(forKey: bytes("k5"), in: "data")) == "edited")
+        try transaction.commit()
+        #expect(try target.read { try $0.count(in: "data") } == 1_999)
+        #expect(text(try target.read { try $0.value(forKey: bytes("k1999"), in: "data") }) == "v1999")
+        let report = try target.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+}

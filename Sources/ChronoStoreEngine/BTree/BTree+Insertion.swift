@@ -32,7 +32,19 @@ extension BTree {
     /// already wrote it, else a decoded copy on a newly allocated page (the old page released).
     func editableNode(_ reference: PageReference, editor: some TreeEditing) throws -> (PageReference, DirtyPage) {
         if reference.birth == editor.transaction, let dirty = editor.dirtyPage(reference.page) {
-            return (reference, dirty)
+            // A node this transaction copied as bytes becomes an editable node on the same page.
+            switch dirty {
+            case .raw(let buffer, .leaf, _):
+                let node = DirtyPage.leaf(NodeLayout.decodeLeaf(buffer))
+                editor.setDirty(reference.page, node)
+                return (reference, node)
+            case .raw(let buffer, .branch, _):
+                let node = DirtyPage.branch(NodeLayout.decodeBranch(buffer))
+                editor.setDirty(reference.page, node)
+                return (reference, node)
+            default:
+                return (reference, dirty)
+            }
         }
         let copy: DirtyPage
         switch try editor.node(reference) {

@@ -193,6 +193,13 @@ struct LeafView {
         return UnsafeRawBufferPointer(rebasing: page.readOnly[start..<(start + keyCount)])
     }
 
+    /// Whether entry `index` holds a large value (in overflow pages).
+    func holdsLargeValue(_ index: Int) -> Bool {
+        let offset = entryOffset(index)
+        let field: UInt32 = page.readOnly.loadLittleEndian(at: offset + 2)
+        return field & NodeLayout.overflowFlag != 0
+    }
+
     func value(at index: Int) -> LeafValue {
         let bytes = page.readOnly
         let offset = entryOffset(index)
@@ -225,11 +232,16 @@ struct BranchView {
     }
 
     func child(at index: Int) -> PageReference {
+        page.readOnly.loadReference(at: childOffset(at: index))
+    }
+
+    /// Where child `index`'s reference is stored in the page.
+    func childOffset(at index: Int) -> Int {
+        if index == 0 { return NodeLayout.branchFirstChildOffset }
         let bytes = page.readOnly
-        if index == 0 { return bytes.loadReference(at: NodeLayout.branchFirstChildOffset) }
         let offset = Int(bytes.loadLittleEndian(at: NodeLayout.branchOffsetsStart + 2 * (index - 1), as: UInt16.self))
         let keyCount = Int(bytes.loadLittleEndian(at: offset, as: UInt16.self))
-        return bytes.loadReference(at: offset + 2 + keyCount)
+        return offset + 2 + keyCount
     }
 
     /// The child whose range holds `key`: the number of separators ≤ key.

@@ -24,32 +24,42 @@ final class TreeCopier<Source: TreeReading> {
 
     /// Copies a catalog tree and every collection tree it names; returns the new catalog root.
     func copyCatalog(_ root: PageReference) throws -> PageReference {
-        try copyTree(root) { value in
+        try copyTree(root, rewritesValues: true) { value in
             guard case .inline = value else { return value }
             var entry = try CollectionEntry.decode(value, page: root.page)
-            entry.root = try self.copyTree(entry.root) { $0 }
+            entry.root = try self.copyTree(entry.root, rewritesValues: false) { $0 }
             return .inline(entry.encoded())
         }
     }
 
     /// Copies one tree; `transform` rewrites each leaf value (the catalog's point at subtrees).
-    func copyTree(_ root: PageReference, transform: (LeafValue) throws -> LeafValue) throws -> PageReference {
+    ///
+    /// Pages are copied as bytes: a branch gets its children's new references written in place,
+    /// and a leaf is only decoded when a value must change (a large value, or `rewritesValues`).
+    func copyTree(
+        _ root: PageReference, rewritesValues: Bool, transform: (LeafValue) throws -> LeafValue
+    ) throws -> PageReference {
         guard !root.isNone else { return .none }
         if let done = copied[root] { return done }
         let content: DirtyPage
         switch try source.node(root) {
         case .leafPage(let view):
-            let leaf = NodeLayout.decodeLeaf(view.page)
-            for index in leaf.values.indices {
-                leaf.replaceValue(at: index, with: try copyValue(transform(leaf.values[index])))
+            if !rewritesValues && !(0..<view.count).contains(where: view.holdsLargeValue) {
+                content = .raw(Self.copyOfBytes(view.page), kind: .leaf, count: view.count)
+            } else {
+                let leaf = NodeLayout.decodeLeaf(view.page)
+                for index in leaf.values.indices {
+                    leaf.replaceValue(at: index, with: try copyValue(transform(leaf.values[index])))
+                }
+                content = .leaf(leaf)
             }
-            content = .leaf(leaf)
         case .branchPage(let view):
-            let branch = NodeLayout.decodeBranch(view.page)
-            for index in branch.children.indices {
-                branch.children[index] = try copyTree(branch.children[index], transform: transform)
+            let buffer = Self.copyOfBytes(view.page)
+            for index in 0...view.keyCount {
+                let child = try copyTree(view.child(at: index), rewritesValues: rewritesValues, transform: transform)
+                buffer.bytes.storeReference(child, at: view.childOffset(at: index))
             }
-            content = .branch(branch)
+            content = .raw(buffer, kind: .branch, count: view.keyCount)
         case .leaf, .branch:
             throw StoreError.malformedPage(page: root.page, reason: "a copy source has unsealed pages")
         }
@@ -62,6 +72,12 @@ final class TreeCopier<Source: TreeReading> {
         try destination.spillIfNeeded()
         try onPage(pageCount)
         return reference
+    }
+
+    private static func copyOfBytes(_ page: PageBuffer) -> PageBuffer {
+        let copy = PageBuffer(pageSize: page.pageSize)
+        copy.bytes.copyMemory(from: page.readOnly)
+        return copy
     }
 
     /// Every page of a large value: index pages, each followed by the data pages it lists.

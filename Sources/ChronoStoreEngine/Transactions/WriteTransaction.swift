@@ -64,6 +64,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             switch page {
             case .leaf(let node): return .leaf(node)
             case .branch(let node): return .branch(node)
+            // A node copied as bytes (backup, restore): its header already says what it holds.
+            case .raw(let buffer, .leaf, _): return .leafPage(LeafView(page: buffer))
+            case .raw(let buffer, .branch, _): return .branchPage(BranchView(page: buffer))
             case .raw: throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
             }
         }
