@@ -19,6 +19,9 @@ struct TimedResult: Codable, Sendable {
     var meetsTarget: Bool?
     var chronoStoreSamples: [Double]
     var sqliteSamples: [Double]
+    /// The 1-minute load average when the workload finished: above the core count means other
+    /// processes competed for the CPU during it.
+    var loadAverage: Double?
 
     init(
         workload: String, group: String, operationCount: Int, syncComparison: String?, chronoStoreSamples: [Double],
@@ -36,6 +39,7 @@ struct TimedResult: Codable, Sendable {
         ratio = chronoStoreSeconds > 0 ? sqliteSeconds / chronoStoreSeconds : 0
         self.targetRatio = targetRatio
         meetsTarget = targetRatio.map { ratio >= $0 }
+        loadAverage = MachineDescription.loadAverage()
     }
 }
 
@@ -56,9 +60,18 @@ struct SizeResult: Codable, Sendable {
     }
 }
 
+/// A workload that threw instead of finishing. The run records it and goes on with the next
+/// group of workloads; the exit status is then 1.
+struct WorkloadFailure: Codable, Sendable {
+    var workload: String
+    var engine: String
+    var message: String
+}
+
 /// Everything one run measured.
 struct BenchmarkReport: Codable, Sendable {
     var command: String
+    var label: String?
     var startedAt: String
     var scale: WorkloadScale
     var machine: MachineDescription
@@ -66,6 +79,7 @@ struct BenchmarkReport: Codable, Sendable {
     var timings: [TimedResult] = []
     var sizes: [SizeResult] = []
     var memory: [MemorySample] = []
+    var failures: [WorkloadFailure] = []
     /// Facts a reader needs beside the numbers (what is pending, what differs).
     var notes: [String] = []
 }

@@ -43,12 +43,17 @@ final class ChronoStoreHistorySubject: HistorySubject {
     func commitUpdates(_ updates: [[Int]], keys records: RecordSet, values: RecordSet) throws {
         let store = try openStore
         var valueIndex = 0
-        for keys in updates {
-            try store.write { transaction in
-                for key in keys {
-                    try transaction.put(records.key(key), values.value(valueIndex % values.count), in: Self.collection)
-                    valueIndex += 1
+        for (number, keys) in updates.enumerated() {
+            do {
+                try store.write { transaction in
+                    for key in keys {
+                        try transaction.put(
+                            records.key(key), values.value(valueIndex % values.count), in: Self.collection)
+                        valueIndex += 1
+                    }
                 }
+            } catch {
+                throw BenchmarkError.stepFailed(step: number + 1, count: updates.count, underlying: error)
             }
         }
     }

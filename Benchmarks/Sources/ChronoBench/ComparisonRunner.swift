@@ -14,7 +14,8 @@ final class ComparisonRunner {
     /// Times `chronoStore` and `sqlite` `runs` times each and records the medians. Each body
     /// receives the run number (bodies that write use it to pick fresh records) and returns a
     /// tally, or nil when there is nothing to compare; differing tallies stop the benchmark.
-    /// `prepare` runs untimed before each body.
+    /// `prepare` runs untimed before each body. A body that throws is recorded as a failure and
+    /// the call throws ``BenchmarkError/workloadFailed(_:)``.
     func compare(
         _ workload: String, group: String, operationCount: Int, sync: SyncMode? = nil, target: Double? = nil,
         runs: Int = 1, prepare: (Engine, Int) throws -> Void = { _, _ in },
@@ -28,7 +29,13 @@ final class ComparisonRunner {
             for engine in order {
                 try prepare(engine == 0 ? .chronoStore : .sqlite, run)
                 let memory = MemoryProbe.begin()
-                let (tally, seconds) = try Stopwatch.time { try engine == 0 ? chronoStore(run) : sqlite(run) }
+                let (tally, seconds): (ReadTally?, Double)
+                do {
+                    (tally, seconds) = try Stopwatch.time { try engine == 0 ? chronoStore(run) : sqlite(run) }
+                } catch {
+                    recordFailure(workload, engine: engine == 0 ? "ChronoStore" : "SQLite", error)
+                    throw BenchmarkError.workloadFailed(workload)
+                }
                 record(MemoryProbe.end("\(workload) / \(engine == 0 ? "ChronoStore" : "SQLite")", memory))
                 tallies[engine] = tally
                 if engine == 0 { chronoStoreSamples.append(seconds) } else { sqliteSamples.append(seconds) }
@@ -44,6 +51,11 @@ final class ComparisonRunner {
         Console.progress(
             "\(workload): ChronoStore \(Formatting.seconds(result.chronoStoreSeconds)), "
                 + "SQLite \(Formatting.seconds(result.sqliteSeconds)), ratio \(Formatting.ratio(result.ratio))")
+    }
+
+    func recordFailure(_ workload: String, engine: String, _ error: any Error) {
+        report.failures.append(WorkloadFailure(workload: workload, engine: engine, message: "\(error)"))
+        Console.progress("\(workload): \(engine) FAILED: \(error)")
     }
 
     func recordSize(_ size: SizeResult) {

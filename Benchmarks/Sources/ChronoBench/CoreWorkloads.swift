@@ -162,8 +162,9 @@ struct CoreWorkloads {
             SizeResult(
                 measurement: "after compaction", chronoStoreBytes: chronoStore.fileByteCount(),
                 sqliteBytes: sqlite.fileByteCount(),
-                note: "ChronoStore compact() against SQLite VACUUM; before it, ChronoStore had "
-                    + "\(Formatting.bytes(liveBeforeCompaction)) in pages in use",
+                note: "ChronoStore compact() against SQLite VACUUM; ChronoStore pages in use: "
+                    + "\(Formatting.bytes(liveBeforeCompaction)) before, "
+                    + "\(Formatting.bytes(try chronoStore.liveByteCount())) after",
                 targetRatio: 1.2))
     }
 }

@@ -4,7 +4,7 @@ import ChronoStoreEngine
 
 /// For each retention (the last `retainedRootCount` roots, then limitless), on a fresh store of
 /// `historyBaseRecordCount` records: `historyTransactionCount` transactions of
-/// `historyKeysPerTransaction` updates to random existing keys, deferred (vs SQLite NORMAL), then
+/// `historyKeysPerTransaction` updates to random existing keys, committed as `sync` says, then
 /// the file sizes; for the last-N stores, compaction (vs VACUUM) and the sizes again. On the
 /// limitless stores only: as-of reads `asOfDistance` roots back and the
 /// same reads at the head; `undoStepCount` single-step undos, durable (vs FULL); then the time
@@ -16,6 +16,8 @@ struct HistoryWorkloads {
     let scratch: ScratchDirectory
     let cacheByteCount: Int
     let seed: UInt64
+    /// How the update transactions (and the last-N compaction) commit; undo is always durable.
+    let sync: SyncMode
 
     func run(_ runner: ComparisonRunner) throws {
         let records = RecordSet(count: scale.historyBaseRecordCount, seed: seed)
@@ -26,8 +28,8 @@ struct HistoryWorkloads {
         }
         let reads = generator.indices(count: scale.asOfReadCount, below: records.count)
         let context = Context(records: records, values: values, updates: updates, reads: reads)
-        try runRetention(runner, context, retained: scale.retainedRootCount)
-        try runRetention(runner, context, retained: nil)
+        try continuingAfterFailure { try runRetention(runner, context, retained: scale.retainedRootCount) }
+        try continuingAfterFailure { try runRetention(runner, context, retained: nil) }
     }
 
     private struct Context {
@@ -43,9 +45,11 @@ struct HistoryWorkloads {
         let retention: RetentionPolicy = retained.map { .lastRoots($0) } ?? .limitless
         let chronoStore = try ChronoStoreHistorySubject(
             path: scratch.file("history-\(name).chrono"),
-            options: StoreOptions(durability: .deferred, cacheByteCount: cacheByteCount, retention: retention))
+            options: StoreOptions(
+                durability: sync == .durable ? .durable : .deferred, cacheByteCount: cacheByteCount,
+                retention: retention))
         let sqlite = try SQLiteHistorySubject(
-            path: scratch.file("history-\(name).sqlite"), cacheByteCount: cacheByteCount, mode: .deferred,
+            path: scratch.file("history-\(name).sqlite"), cacheByteCount: cacheByteCount, mode: sync,
             retainedVersionCount: retained)
         defer {
             try? chronoStore.close()
@@ -59,7 +63,7 @@ struct HistoryWorkloads {
         let label = retained.map { "last \($0) roots" } ?? "limitless"
         try runner.compare(
             "history: \(context.updates.count) transactions x \(scale.historyKeysPerTransaction) updates, \(label)",
-            group: Self.group, operationCount: context.updates.count, sync: .deferred,
+            group: Self.group, operationCount: context.updates.count, sync: sync,
             chronoStore: { _ in
                 try chronoStore.commitUpdates(context.updates, keys: context.records, values: context.values)
                 return nil
@@ -77,7 +81,7 @@ struct HistoryWorkloads {
         if retained != nil {
             try runner.compare(
                 "compaction after history, \(label) (compact vs VACUUM)", group: Self.group, operationCount: 1,
-                sync: .deferred,
+                sync: sync,
                 chronoStore: { _ in
                     try chronoStore.compact()
                     return nil

@@ -34,6 +34,12 @@ struct MachineDescription: Codable, Sendable {
             scratchDevice: mount.device, scratchFileSystem: mount.type, scratchFreeGiB: freeGiB)
     }
 
+    /// The 1-minute load average from /proc/loadavg, or nil where it cannot be read.
+    static func loadAverage() -> Double? {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.flatMap { Double($0) }
+    }
+
     /// The /proc/mounts entry with the longest mount point that is a prefix of `path`.
     private static func mountHolding(_ path: String) -> (device: String, type: String) {
         let text = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""

@@ -1,5 +1,7 @@
 // Printing a report as plain-text tables: timings, file sizes, memory, machine.
 
+import Foundation
+
 /// Renders columns padded to their widest cell, separated by " | ".
 struct TextTable {
     var header: [String]
@@ -26,7 +28,7 @@ extension BenchmarkReport {
         var parts: [String] = []
         parts.append(
             """
-            chrono-bench (\(scale.name)): \(command)
+            chrono-bench (\(scale.name)): \(command)\(label.map { "\nlabel: " + $0 } ?? "")
             machine: \(machine.cpuModel), \(machine.logicalCores) logical cores, \
             \(String(Int(machine.memoryGiB.rounded()))) GiB RAM, kernel \(machine.kernel)
             scratch: \(machine.scratchDevice) (\(machine.scratchFileSystem))
@@ -35,18 +37,25 @@ extension BenchmarkReport {
             p90 \(Formatting.seconds(fsync.p90Milliseconds / 1000)), \
             p99 \(Formatting.seconds(fsync.p99Milliseconds / 1000))
             """)
-        parts.append(timingTable().render())
+        parts.append(
+            "Times are medians; ratio = SQLite time / ChronoStore time (above 1: ChronoStore faster); "
+                + "load = 1-minute load average after the workload (\(machine.logicalCores) cores)\n"
+                + timingTable().render())
         parts.append("File sizes (ratio = ChronoStore / SQLite; below 1 is smaller)\n" + sizeTable().render())
         parts.append(
             "Memory (RSS in MiB; peak = VmHWM during the phase, reset before it through /proc/self/clear_refs, "
                 + "* = not reset: peak of the process so far; both stores stay open throughout)\n"
                 + memoryTable().render())
+        if !failures.isEmpty {
+            parts.append(
+                failures.map { "FAILED: \($0.workload), \($0.engine): \($0.message)" }.joined(separator: "\n"))
+        }
         if !notes.isEmpty { parts.append(notes.map { "note: " + $0 }.joined(separator: "\n")) }
         return parts.joined(separator: "\n\n")
     }
 
     private func timingTable() -> TextTable {
-        var table = TextTable(header: ["workload", "ChronoStore", "SQLite", "ratio", "target", "runs", "sync"])
+        var table = TextTable(header: ["workload", "ChronoStore", "SQLite", "ratio", "target", "runs", "load", "sync"])
         for result in timings {
             let target = result.targetRatio.map {
                 "≥ \(Formatting.ratio($0)) " + (result.meetsTarget == true ? "met" : "MISSED")
@@ -55,7 +64,8 @@ extension BenchmarkReport {
                 result.workload,
                 "\(Formatting.seconds(result.chronoStoreSeconds)) (\(Formatting.perOperation(seconds: result.chronoStoreSeconds, count: result.operationCount)))",
                 "\(Formatting.seconds(result.sqliteSeconds)) (\(Formatting.perOperation(seconds: result.sqliteSeconds, count: result.operationCount)))",
-                Formatting.ratio(result.ratio), target ?? "", "\(result.runCount)", result.syncComparison ?? "",
+                Formatting.ratio(result.ratio), target ?? "", "\(result.runCount)",
+                result.loadAverage.map { String(format: "%.1f", $0) } ?? "", result.syncComparison ?? "",
             ])
         }
         return table

@@ -2,17 +2,18 @@
 
 import Foundation
 
-/// Both engines get the same page cache: ChronoStore's default `cacheByteCount`.
-let cacheByteCount = 64 << 20
-
 func runBenchmark(_ options: BenchmarkOptions, command: String) throws -> BenchmarkReport {
+    // Both engines get the same page cache: ChronoStore's default `cacheByteCount` unless
+    // --cache-mib says otherwise.
+    let cacheByteCount = options.cacheByteCount
     let scratch = try ScratchDirectory(base: options.scratchBase)
     defer { scratch.remove() }
     Console.progress("scratch directory \(scratch.path)")
     let fsync = try FsyncLatency.measure(in: scratch.path, count: options.scale.fsyncProbeCount)
     Console.progress("fsync latency: median \(Formatting.seconds(fsync.medianMilliseconds / 1000))")
     let report = BenchmarkReport(
-        command: command, startedAt: ISO8601DateFormatter().string(from: Date()), scale: options.scale,
+        command: command, label: options.label, startedAt: ISO8601DateFormatter().string(from: Date()),
+        scale: options.scale,
         machine: .describe(scratch: scratch.path), fsync: fsync)
     let runner = ComparisonRunner(report: report)
     runner.sampleMemory("start")
@@ -22,25 +23,44 @@ func runBenchmark(_ options: BenchmarkOptions, command: String) throws -> Benchm
     runner.note(
         "Core workloads use ChronoStore retention .lastRoots(1) (no history, like SQLite); the history workloads "
             + "use .lastRoots(\(options.scale.retainedRootCount)) and .limitless.")
+    runner.note(
+        "History update transactions commit \(options.historySync.rawValue) "
+            + "(\(options.historySync.comparison)); undo is always durable vs FULL.")
     runner.note("ChronoStore file sizes are the data file only; its lock file adds a constant 4 KiB.")
     runner.note(
         "Typed workloads use the public ChronoStore API (async; each timed body is one task the harness waits for) "
             + "against GRDB Codable records.")
+    // A failed workload is recorded in the report; the next group still runs.
     if options.runsCore {
-        try CoreWorkloads(scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed)
-            .run(runner)
+        try continuingAfterFailure {
+            try CoreWorkloads(
+                scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed
+            ).run(runner)
+        }
     }
     if options.runsTyped {
-        try TypedWorkloads(
-            scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed &+ 50
-        ).run(runner)
+        try continuingAfterFailure {
+            try TypedWorkloads(
+                scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed &+ 50
+            ).run(runner)
+        }
     }
     if options.runsHistory {
         try HistoryWorkloads(
-            scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed &+ 100
+            scale: options.scale, scratch: scratch, cacheByteCount: cacheByteCount, seed: options.seed &+ 100,
+            sync: options.historySync
         ).run(runner)
     }
     return runner.report
+}
+
+/// Runs `body`, absorbing ``BenchmarkError/workloadFailed(_:)`` (already in the report).
+func continuingAfterFailure(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch BenchmarkError.workloadFailed {
+        return
+    }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -57,6 +77,7 @@ do {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(report).write(to: URL(fileURLWithPath: jsonPath))
     }
+    if !report.failures.isEmpty { exit(1) }
 } catch let error as BenchmarkError {
     FileHandle.standardError.write(Data("chrono-bench: \(error)\n".utf8))
     if case .usage = error {
