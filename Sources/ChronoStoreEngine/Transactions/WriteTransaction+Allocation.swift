@@ -24,6 +24,9 @@ struct AllocatorState {
     /// The free tree being rewritten at commit.
     var freeTree: BTree
     var leftoverChunkCount = 0
+    /// Set when settling the free tree takes many passes: new pages then come only from the end
+    /// of the file, so the reusable pages being written down stop changing and the passes end.
+    var extendOnly = false
 
     init(baseFreeTree: BTree, horizon: TransactionID, nextPage: UInt64, pinnedRoots: PinnedRoots) {
         self.baseFreeTree = baseFreeTree
@@ -43,6 +46,10 @@ extension WriteTransaction {
 
     /// A page for this transaction to write: recycled, else reused, else at the end of the file.
     func takeFreePage() throws -> PageID {
+        if allocator.extendOnly {
+            defer { allocator.nextPage += 1 }
+            return PageID(allocator.nextPage)
+        }
         if let page = allocator.recycled.popLast() { return page }
         if allocator.pool.isEmpty && !allocator.exhausted { try refillPool() }
         if let page = allocator.pool.popLast() { return page }
@@ -103,7 +110,10 @@ extension WriteTransaction {
     func settleFreeTree() throws {
         let perEntry = FreeTree.pagesPerEntry(pageSize: pageSize)
         var deletedConsumed = 0
-        for _ in 0..<64 {
+        for pass in 0..<64 {
+            // Edits that allocate from the pages being recorded can feed back into each other;
+            // after a few passes, take new pages from the end of the file only.
+            if pass == 8 { allocator.extendOnly = true }
             var tree = allocator.freeTree
             // Removing entries can itself consume more entries; those are removed next pass.
             let newlyConsumed = allocator.consumed[deletedConsumed...]
