@@ -17,8 +17,10 @@ let package = Package(
         .executable(name: "chrono", targets: ["ChronoCLI"]),
     ],
     targets: [
+        .target(name: "ChronoChecksum"),
         .target(
             name: "ChronoStoreEngine",
+            dependencies: ["ChronoChecksum"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -1,4 +1,5 @@
-// CRC-32C (Castagnoli), computed in software with slicing-by-8 tables.
+// CRC-32C (Castagnoli): the processor's instruction where it has one, else slicing-by-8 tables.
+internal import ChronoChecksum
 
 /// The CRC-32C checksum used for every page and header slot.
 ///
@@ -24,8 +25,19 @@ package enum CRC32C {
     /// The flattened tables, one contiguous allocation for the hot loop.
     private static let flatTable: [UInt32] = tables.flatMap { $0 }
 
+    /// Whether the processor computes CRC-32C itself (SSE 4.2 on x86-64, CRC on arm64).
+    package static let usesHardware = chrono_crc32c_hardware_available() != 0
+
     /// The checksum of `bytes`.
     package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        if usesHardware, let base = bytes.baseAddress {
+            return chrono_crc32c_hardware(0xFFFF_FFFF, base, bytes.count) ^ 0xFFFF_FFFF
+        }
+        return softwareChecksum(bytes)
+    }
+
+    /// The checksum computed with tables only (what every processor without the instruction uses).
+    package static func softwareChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0xFFFF_FFFF, bytes) ^ 0xFFFF_FFFF
     }
 
