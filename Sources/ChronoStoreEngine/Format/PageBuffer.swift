@@ -8,9 +8,17 @@
 package final class PageBuffer: @unchecked Sendable {
     package let bytes: UnsafeMutableRawBufferPointer
 
+    /// A zeroed buffer: what every page built in memory starts from, so unused bytes (which the
+    /// checksum covers) are always zero.
     package init(pageSize: Int) {
         bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         bytes.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    /// A buffer that the caller fills completely before anything reads it (a page read from the
+    /// file, or a copy of another page), so zeroing it first would be wasted work.
+    package init(uninitializedPageSize pageSize: Int) {
+        bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
     }
 
     deinit { bytes.deallocate() }

@@ -75,7 +75,7 @@ final class TreeCopier<Source: TreeReading> {
     }
 
     private static func copyOfBytes(_ page: PageBuffer) -> PageBuffer {
-        let copy = PageBuffer(pageSize: page.pageSize)
+        let copy = PageBuffer(uninitializedPageSize: page.pageSize)
         copy.bytes.copyMemory(from: page.readOnly)
         return copy
     }

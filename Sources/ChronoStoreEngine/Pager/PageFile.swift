@@ -44,7 +44,7 @@ package final class PageFile: @unchecked Sendable {
         guard page.rawValue >= 1, page.rawValue < pageCount else {
             throw StoreError.pageOutOfRange(page: page, pageCount: pageCount)
         }
-        let buffer = PageBuffer(pageSize: pageSize)
+        let buffer = PageBuffer(uninitializedPageSize: pageSize)
         let complete: Bool
         do {
             complete = try file.readFully(into: buffer.bytes, at: page.rawValue * UInt64(pageSize))
