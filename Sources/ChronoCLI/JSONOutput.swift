@@ -1,4 +1,5 @@
 // JSON documents `chrono` prints: built in field order, serialized compactly on one line.
+import ChronoStore
 import ChronoStoreEngine
 
 /// A JSON document to print. Objects keep the order their fields were given in, so output
@@ -57,20 +58,6 @@ enum JSONValue: Sendable {
 
     /// Writes `value` as a JSON string literal, escaping quotes, backslashes and control characters.
     static func writeString(_ value: String, into output: inout String) {
-        output += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
+        JSONRendering.renderString(value, into: &output)
     }
 }

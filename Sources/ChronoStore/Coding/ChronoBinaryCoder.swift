@@ -59,7 +59,7 @@ public struct ChronoBinaryCoder: Sendable {
 }
 
 /// Writes a ``BinaryValue`` as JSON text.
-enum JSONRendering {
+package enum JSONRendering {
     static func render(_ value: BinaryValue, into text: inout String) {
         switch value {
         case .null: text += "null"
@@ -109,7 +109,8 @@ enum JSONRendering {
         }
     }
 
-    static func renderString(_ string: String, into text: inout String) {
+    /// Writes `string` as a JSON string literal (also used by the `chrono` tool's JSON output).
+    package static func renderString(_ string: String, into text: inout String) {
         text += "\""
         for scalar in string.unicodeScalars {
             switch scalar {

@@ -221,7 +221,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// Releases the writer after an abort or a failed commit.
-    func finishWrite(_ transaction: WriteTransaction, committed: TransactionID?) {
+    func finishWrite() {
         releaseWriter()
     }
 

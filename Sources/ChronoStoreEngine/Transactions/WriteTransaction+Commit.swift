@@ -126,7 +126,7 @@ extension WriteTransaction {
             // on it (a revert or restore names its history parent, whatever the lineage says).
             let replacing = history.replacesHead && !allocator.pinnedRoots.contains(baseHead.root)
                 && baseHead.redoTarget == .none
-            let (record, built) = try buildRoot(replacing: replacing ? baseHead : nil, trees: trees)
+            let (record, built) = try buildRoot(baseHead: baseHead, replacing: replacing, trees: trees)
             var entry = built
             let branches = !history.replacesHead && history.importedRoot == nil
             let undoneBranch = branches ? baseHead.redoTarget : TransactionID.none
@@ -210,8 +210,9 @@ extension WriteTransaction {
     }
 
     /// Folds collection edits into the catalog and lays out the new root page.
-    /// - Parameter replacing: the head this root takes the place of (compaction), if any.
-    private func buildRoot(replacing: HistoryEntry?, trees: HistoryTrees) throws -> (RootRecord, HistoryEntry) {
+    /// - Parameter replacing: whether this root takes the base head's place (compaction).
+    private func buildRoot(baseHead: HistoryEntry, replacing isReplacing: Bool, trees: HistoryTrees) throws -> (RootRecord, HistoryEntry) {
+        let replacing = isReplacing ? baseHead : nil
         for name in collections.keys.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
             let state = collections[name]!
             if state.exists {
@@ -243,12 +244,11 @@ extension WriteTransaction {
             record.timeMilliseconds = replaced.timeMilliseconds
         }
         let buffer = try buildRootPage(record, on: rootPage.page)
-        let decoded = try RootRecord.decode(buffer.sealedForDecoding(page: rootPage.page, birth: transaction))
-        let baseDepth = try HistoryTrees(state: base.state).entry(base.head.transaction, reader: self)?.depth ?? 0
+        let decoded = try RootRecord.decode(buffer)
         var entry = HistoryEntry(
             rootPage: rootPage, historyParent: replacing.map(\.historyParent) ?? base.head.transaction,
             lineageParent: history.freshLineage ? .none : (history.contentSource ?? base.head.transaction),
-            redoTarget: .none, depth: replacing.map(\.depth) ?? baseDepth + 1,
+            redoTarget: .none, depth: replacing.map(\.depth) ?? baseHead.depth + 1,
             timeMilliseconds: decoded.timeMilliseconds, deadList: decoded.invalidated, newList: decoded.introduced,
             deadListIsRootOwned: true, newListIsRootOwned: true)
         if let imported = history.importedRoot {
@@ -327,14 +327,5 @@ extension WriteTransaction {
             buffer.seal(kind: kind, page: page, birth: transaction, count: count)
             return buffer
         }
-    }
-}
-
-extension PageBuffer {
-    /// Writes the header identity fields so an unsealed page can be decoded.
-    func sealedForDecoding(page: PageID, birth: TransactionID) -> PageBuffer {
-        bytes.storeLittleEndian(page.rawValue, at: PageHeader.pageIDOffset)
-        bytes.storeLittleEndian(birth.rawValue, at: PageHeader.birthOffset)
-        return self
     }
 }

@@ -213,7 +213,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         guard !isFinished else { return }
         isFinished = true
         dirty.removeAll()
-        store.finishWrite(self, committed: nil)
+        store.finishWrite()
     }
 
     func markFinished() { isFinished = true }
