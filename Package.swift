@@ -18,9 +18,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "ChronoChecksum"),
+        .target(name: "ChronoAtomics"),
         .target(
             name: "ChronoStoreEngine",
-            dependencies: ["ChronoChecksum"],
+            dependencies: ["ChronoChecksum", "ChronoAtomics"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -113,24 +113,31 @@ extension Store {
     }
 
     /// Disaster recovery: replaces the whole store at `storePath` (history included) with the
-    /// backup at `backupPath`, after verifying the backup. Refuses while another process has the
-    /// store open. Uses block cloning where the file system offers it.
+    /// backup at `backupPath`, after verifying the backup. Refuses while any process (or another
+    /// open handle in this one) has the store open: it holds the store's open byte exclusively
+    /// until the new file is in place, so an opener that raced it waits, sees that the path names
+    /// another file, and opens the new one. Uses block cloning where the file system offers it.
     /// - Throws: ``StoreError/backupFailedVerification(path:problems:)``, ``StoreError/storeInUse(path:)``.
     package static func replaceStore(at storePath: String, withBackup backupPath: String) throws {
         try withVerifiedBackup(at: backupPath) { _ in }
-        let lockPath = storePath + ".lock"
-        let coordination: CoordinationFile
-        do { coordination = try CoordinationFile(path: lockPath) } catch let error as IOError { throw StoreError.io(error) }
-        do { try coordination.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
-        defer { coordination.unlockWriter() }
-        if coordination.hasOtherLiveOwners() { throw StoreError.storeInUse(path: storePath) }
-        let temporary = temporaryPath(beside: storePath)
+        let target = Platform.resolvedPath(storePath) ?? storePath
+        var current: PosixFile?
+        if Platform.fileExists(target) {
+            do {
+                let file = try PosixFile(path: target, create: false)
+                guard try FileLocks(file: file).tryMarkReplacing() else { throw StoreError.storeInUse(path: storePath) }
+                current = file
+            } catch let error as IOError { throw StoreError.io(error) }
+        }
+        // Closing the old file drops the replace mark, after the new file is in place.
+        defer { current = nil }
+        let temporary = temporaryPath(beside: target)
         do {
             try copyFile(backupPath, temporary)
-            guard Platform.rename(temporary, storePath) == 0 else {
+            guard Platform.rename(temporary, target) == 0 else {
                 throw StoreError.io(IOError(operation: "rename", path: storePath, code: Platform.lastError))
             }
-            try PosixFile.synchronizeDirectory(containing: storePath)
+            try PosixFile.synchronizeDirectory(containing: target)
         } catch let error as IOError {
             _ = Platform.removeFile(temporary)
             throw StoreError.io(error)
@@ -138,6 +145,7 @@ extension Store {
             _ = Platform.removeFile(temporary)
             throw error
         }
+        _ = current
     }
 
     /// Opens a backup, verifies every page, and runs `body` with it; leaves no lock file behind.

@@ -23,8 +23,12 @@ extension Store {
             entries.append(try HistoryEntry.decode(value, page: index.root.page))
             return true
         }
-        for entry in entries { pin(entry.root) }
-        defer { for entry in entries { unpin(entry.root) } }
+        var pinned: [TransactionID] = []
+        defer { for root in pinned { unpin(root) } }
+        for entry in entries {
+            try pin(entry.root)
+            pinned.append(entry.root)
+        }
         let snapshots = try SnapshotTree.all(source.state.snapshots, reader: reader.treeReader)
         let estimate = Int(max(1, source.state.pageCount - source.state.freePageCount))
         let temporary = Self.temporaryPath(beside: path)

@@ -81,7 +81,7 @@ package struct FilePreamble: Equatable, Sendable {
 /// | 0 | 8 | sequence number (the larger valid one wins) |
 /// | 8 | 8 | state record page |
 /// | 16 | 8 | state record transaction (its birth) |
-/// | 24 | 1 | flags: bit 0 = verified (the state was checked and synced; open may skip recovery); bit 1 = durable (its writer synced before releasing the writer lock) |
+/// | 24 | 1 | flags: bit 0 = verified (the state was checked and synced; open may skip recovery); bit 1 = durable (the state was synced before this slot was written: set on verified marks); bit 2 = sync pending (its writer syncs right after writing it; until the lock file records that sync as done, other processes must not adopt it) |
 /// | 25 | 35 | reserved (0) |
 /// | 60 | 4 | CRC-32C of bytes 0 ..< 60 |
 package struct HeaderSlot: Equatable, Sendable {
@@ -97,19 +97,23 @@ package struct HeaderSlot: Equatable, Sendable {
     package var state: PageReference
     package var isVerified: Bool
     package var isDurable: Bool
+    /// Set on a commit's slot when its writer syncs right after writing it. The slot is never
+    /// rewritten; the lock file's synced sequence says when that sync succeeded.
+    package var isSyncPending: Bool
 
-    package init(sequence: UInt64, state: PageReference, isVerified: Bool, isDurable: Bool) {
+    package init(sequence: UInt64, state: PageReference, isVerified: Bool, isDurable: Bool, isSyncPending: Bool = false) {
         self.sequence = sequence
         self.state = state
         self.isVerified = isVerified
         self.isDurable = isDurable
+        self.isSyncPending = isSyncPending
     }
 
     package func encode(into bytes: UnsafeMutableRawBufferPointer) {
         for index in 0..<Self.byteCount { bytes[index] = 0 }
         bytes.storeLittleEndian(sequence, at: Self.sequenceOffset)
         bytes.storeReference(state, at: Self.stateOffset)
-        bytes.storeLittleEndian(UInt8((isVerified ? 1 : 0) | (isDurable ? 2 : 0)), at: Self.flagsOffset)
+        bytes.storeLittleEndian(UInt8((isVerified ? 1 : 0) | (isDurable ? 2 : 0) | (isSyncPending ? 4 : 0)), at: Self.flagsOffset)
         let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<Self.checksumOffset]))
         bytes.storeLittleEndian(checksum, at: Self.checksumOffset)
     }
@@ -124,6 +128,20 @@ package struct HeaderSlot: Equatable, Sendable {
         let flags: UInt8 = bytes.loadLittleEndian(at: flagsOffset)
         return HeaderSlot(
             sequence: bytes.loadLittleEndian(at: sequenceOffset), state: state, isVerified: flags & 1 != 0,
-            isDurable: flags & 2 != 0)
+            isDurable: flags & 2 != 0, isSyncPending: flags & 4 != 0)
+    }
+}
+
+extension HeaderSlot {
+    /// Whether this slot's state is known to be on disk, or was never meant to be synced by its
+    /// writer (deferred mode), given the highest sequence whose sync is known to have succeeded.
+    package func isSynced(upTo syncedSequence: UInt64) -> Bool {
+        !isSyncPending || isVerified || sequence <= syncedSequence
+    }
+
+    /// Whether this slot's state is known durable: verified, written after a sync, or its
+    /// writer's sync is known to have succeeded.
+    package func isKnownDurable(syncedUpTo syncedSequence: UInt64) -> Bool {
+        isDurable || isVerified || (isSyncPending && sequence <= syncedSequence)
     }
 }

@@ -38,6 +38,10 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidSnapshotName(String)
     case backupFailedVerification(path: String, problems: [String])
     case storeInUse(path: String)
+    /// The store was opened with `readOnly`; it cannot be changed through this handle.
+    case readOnlyStore(path: String)
+    /// The store's path now names another file (it was replaced, e.g. by a restore): reopen it.
+    case storeReplaced(path: String)
     case invalidBackupName(String)
     case storeClosed
 
@@ -117,6 +121,8 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .writesDisabledAfterSyncFailure(let error):
             return "writes are disabled until the store is reopened, because a sync failed: \(error)"
         case .tooManyProcesses(let limit): return "more than \(limit) processes have this store open"
+        case .readOnlyStore(let path): return "\(path) was opened read-only"
+        case .storeReplaced(let path): return "\(path) was replaced by another file since it was opened; open it again"
         case .io(let error): return error.description
         case .commitDidNotConverge: return "internal error: free-space bookkeeping did not settle during commit"
         }

@@ -94,7 +94,7 @@ extension Store {
             }
             id = found
         }
-        pin(id)
+        try pin(id)
         do {
             guard let entry = try trees.entry(id, reader: current.treeReader) else { throw StoreError.rootNotRetained(id) }
             let record = try LoadedRoot(entry.rootPage, reader: current.treeReader).record
@@ -198,10 +198,14 @@ extension Store {
         return try transaction.commit() ?? transaction.base.head.transaction
     }
 
-    func pin(_ root: TransactionID) {
-        lock.withLock {
+    func pin(_ root: TransactionID) throws {
+        try lock.withLock {
             pins[root, default: 0] += 1
-            advertiseLocked()
+            do { try advertiseLocked() } catch {
+                pins[root, default: 1] -= 1
+                if pins[root] == 0 { pins.removeValue(forKey: root) }
+                throw error
+            }
         }
     }
 }

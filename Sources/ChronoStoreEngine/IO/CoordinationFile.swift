@@ -1,173 +1,203 @@
-// The lock file beside a store: the cross-process writer lock, a change counter and reader slots.
+// The lock file beside a store: shared words that let processes notice each other's commits.
+internal import ChronoAtomics
 
-/// Coordinates the processes that share one store through a small lock file (`STORE.lock`).
+/// Words the processes sharing one store keep in a small mapped file (`STORE.lock`, beside the
+/// store's resolved path).
 ///
-/// Layout of the mapped file (native byte order: it never leaves this machine; 4096 bytes):
+/// Layout (native byte order: it never leaves this machine; 4096 bytes, the rest reserved):
 ///
 /// | offset | size | field |
 /// |---|---|---|
-/// | 0 | 8 | change counter: bumped after every published commit |
-/// | 8 | 8 | highest transaction id any writer has begun (ids are never reused) |
-/// | 16 | 8 | identity of the machine boot that last wrote this file |
-/// | 24 | 40 | reserved |
-/// | 64 + 16·i | 8 | slot i: process id of its owner (0 = free) |
-/// | 72 + 16·i | 8 | slot i: oldest transaction that process may still be reading (0 = none) |
+/// | 0 | 8 | change counter: bumped after every published commit, sync and verified mark |
+/// | 8 | 8 | transaction floor: the highest transaction id any writer has begun |
+/// | 16 | 8 | identity of the machine boot whose floor this is |
+/// | 24 | 8 | sync failures: bumped when a writer's sync fails (other processes then latch too) |
+/// | 32 | 8 | device of the data file these words describe |
+/// | 40 | 8 | inode of the data file these words describe |
+/// | 48 | 8 | synced sequence: the highest header-slot sequence whose writer's sync succeeded |
+/// | 56 | 4040 | reserved (format 1 kept reader slots at 64 + 16·i; they are ignored now) |
 ///
-/// The writer lock is `flock(LOCK_EX)` on the lock file. Each open store claims one slot while
-/// holding that lock; a slot whose process no longer exists is free again.
-/// `@unchecked Sendable`: the mapping is shared memory by design; every field is an aligned
-/// 8-byte word read and written whole, and slots are claimed only under the file lock.
+/// Every word is read and written with sequentially consistent atomics. Locks and reader pins
+/// do not live here but on the data file itself (``FileLocks``), so they follow the file, not its
+/// name. The file is created whole (written under a temporary name, then linked into place) and
+/// never removed, since another process may be opening it at the same moment.
+/// `@unchecked Sendable`: the mapping is shared memory by design; every access is atomic.
 package final class CoordinationFile: @unchecked Sendable {
     package static let byteCount = 4096
     static let counterOffset = 0
-    static let firstSlotOffset = 64
-    static let slotByteCount = 16
-    static let slotCount = (byteCount - firstSlotOffset) / slotByteCount
+    static let transactionFloorOffset = 8
+    static let bootOffset = 16
+    static let syncFailureOffset = 24
+    static let deviceOffset = 32
+    static let inodeOffset = 40
+    static let syncedSequenceOffset = 48
 
     package let path: String
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
-    private(set) var slotIndex: Int?
+    let isWritable: Bool
 
-    /// Opens or creates the lock file at `path` and claims a reader slot.
-    package init(path: String) throws {
-        let descriptor = Platform.open(path, flags: Platform.readWrite | Platform.create | Platform.closeOnExec)
-        guard descriptor >= 0 else { throw IOError(operation: "open", path: path, code: Platform.lastError) }
-        if (Platform.fileSize(descriptor) ?? 0) < Int64(Self.byteCount) {
-            guard Platform.truncate(descriptor, Int64(Self.byteCount)) == 0 else {
-                let code = Platform.lastError
+    /// Opens the lock file at `path` for the data file `identity`, creating it whole if missing.
+    /// With `readOnly`, opens an existing one for reading only and returns nil when there is none.
+    /// - Throws: ``IOError`` (ENOSPC on a full disk, EROFS on read-only media, ...).
+    package static func open(path: String, identity: FileIdentity, readOnly: Bool) throws -> CoordinationFile? {
+        if readOnly {
+            let descriptor = Platform.open(path, flags: Platform.readOnly | Platform.closeOnExec)
+            guard descriptor >= 0 else { return nil }
+            guard (Platform.fileSize(descriptor) ?? 0) >= Int64(byteCount),
+                let mapping = Platform.mapShared(descriptor, byteCount: byteCount, writable: false)
+            else {
                 _ = Platform.close(descriptor)
-                throw IOError(operation: "ftruncate", path: path, code: code)
+                return nil
             }
+            return CoordinationFile(path: path, descriptor: descriptor, mapping: mapping, writable: false)
         }
-        guard let mapping = Platform.mapShared(descriptor, byteCount: Self.byteCount) else {
-            let code = Platform.lastError
+        if !Platform.fileExists(path) { try createWhole(at: path) }
+        let descriptor = Platform.open(path, flags: Platform.readWrite | Platform.closeOnExec)
+        guard descriptor >= 0 else { throw IOError(operation: "open", path: path, code: Platform.lastError) }
+        guard (Platform.fileSize(descriptor) ?? 0) >= Int64(byteCount),
+            let mapping = Platform.mapShared(descriptor, byteCount: byteCount)
+        else {
+            let code = (Platform.fileSize(descriptor) ?? 0) >= Int64(byteCount) ? Platform.lastError : Platform.ioFailure
             _ = Platform.close(descriptor)
             throw IOError(operation: "mmap", path: path, code: code)
         }
-        self.path = path
-        self.descriptor = descriptor
-        self.mapping = mapping
-        try claimSlot()
-        try lockWriter()
-        defer { unlockWriter() }
-        let boot = Platform.bootIdentity
-        let recorded = word(at: Self.bootOffset)
-        continuesThisBoot = boot != 0 && recorded.pointee == boot
-        if !continuesThisBoot {
-            recorded.pointee = boot
-            word(at: Self.transactionFloorOffset).pointee = 0
+        let file = CoordinationFile(path: path, descriptor: descriptor, mapping: mapping, writable: true)
+        file.adopt(identity)
+        return file
+    }
+
+    /// Writes a zeroed lock file under a temporary name and links it into place, so no process
+    /// ever maps a short file (a sparse file on a full disk faults on first touch: SIGBUS).
+    private static func createWhole(at path: String) throws {
+        var generator = SystemRandomNumberGenerator()
+        let temporary = path + ".new-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+        let descriptor = Platform.open(
+            temporary, flags: Platform.readWrite | Platform.create | Platform.exclusiveCreate | Platform.closeOnExec)
+        guard descriptor >= 0 else { throw IOError(operation: "open", path: temporary, code: Platform.lastError) }
+        defer { _ = Platform.removeFile(temporary) }
+        let zeros = [UInt8](repeating: 0, count: byteCount)
+        var written = 0
+        while written < byteCount {
+            let count = zeros.withUnsafeBytes { Platform.pwrite(descriptor, $0.baseAddress! + written, byteCount - written, Int64(written)) }
+            guard count > 0 else {
+                let code = count == 0 ? Platform.noSpace : Platform.lastError
+                _ = Platform.close(descriptor)
+                throw IOError(operation: "write", path: path, code: code)
+            }
+            written += count
+        }
+        _ = Platform.close(descriptor)
+        if Platform.link(temporary, path) != 0 && Platform.lastError != Platform.alreadyExists {
+            throw IOError(operation: "link", path: path, code: Platform.lastError)
         }
     }
 
+    private init(path: String, descriptor: Int32, mapping: UnsafeMutableRawPointer, writable: Bool) {
+        self.path = path
+        self.descriptor = descriptor
+        self.mapping = mapping
+        self.isWritable = writable
+    }
+
     deinit {
-        releaseSlot()
         Platform.unmap(mapping, byteCount: Self.byteCount)
         _ = Platform.close(descriptor)
     }
 
-    // Plain aligned 8-byte loads and stores: other processes see them whole.
-    private func word(at offset: Int) -> UnsafeMutablePointer<UInt64> {
+    private func word(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
         (mapping + offset).assumingMemoryBound(to: UInt64.self)
     }
 
-    private func slotOffset(_ index: Int) -> Int { Self.firstSlotOffset + index * Self.slotByteCount }
+    private func load(_ offset: Int) -> UInt64 { chrono_atomic_load(word(offset)) }
 
-    /// Takes the cross-process writer lock, waiting for another process to finish.
+    /// A lock file last used for another data file at this path (the store was replaced or
+    /// recreated) describes nothing about this one: forget its failures.
+    private func adopt(_ identity: FileIdentity) {
+        guard load(Self.deviceOffset) != identity.device || load(Self.inodeOffset) != identity.inode else { return }
+        chrono_atomic_store(word(Self.syncFailureOffset), 0)
+        chrono_atomic_store(word(Self.syncedSequenceOffset), 0)
+        chrono_atomic_store(word(Self.deviceOffset), identity.device)
+        chrono_atomic_store(word(Self.inodeOffset), identity.inode)
+        _ = chrono_atomic_add(word(Self.counterOffset), 1)
+    }
+
+    // MARK: - Compatibility writer lock
+
+    /// Takes `flock` on the lock file, as format-1 processes did for their writer lock, so an
+    /// older process sharing the store still excludes this one. Call after ``FileLocks/lockWriter()``.
     package func lockWriter() throws {
+        guard isWritable else { return }
         guard Platform.lockFile(descriptor, exclusive: true, wait: true) == 0 else {
             throw IOError(operation: "flock", path: path, code: Platform.lastError)
         }
     }
 
-    /// Takes the writer lock if no other process holds it; returns whether it did.
-    package func tryLockWriter() throws -> Bool {
-        if Platform.lockFile(descriptor, exclusive: true, wait: false) == 0 { return true }
-        let code = Platform.lastError
-        if code == Platform.wouldBlock { return false }
-        throw IOError(operation: "flock", path: path, code: code)
+    package func unlockWriter() {
+        guard isWritable else { return }
+        _ = Platform.unlockFile(descriptor)
     }
 
-    package func unlockWriter() { _ = Platform.unlockFile(descriptor) }
+    // MARK: - Shared words
 
     /// The change counter: differs from a remembered value once another commit was published.
-    package var changeCounter: UInt64 { word(at: Self.counterOffset).pointee }
+    package var changeCounter: UInt64 { load(Self.counterOffset) }
 
-    static let transactionFloorOffset = 8
-    static let bootOffset = 16
-
-    /// Whether this file was already in use during this boot of the machine, so its transaction
-    /// floor covers every id a writer (even one that crashed) has begun. False after a reboot
-    /// (a power loss may have lost commits the floor never saw) or for a new lock file.
-    private(set) package var continuesThisBoot = false
+    /// Bumps the change counter after publishing a commit.
+    package func bumpChangeCounter() {
+        guard isWritable else { return }
+        _ = chrono_atomic_add(word(Self.counterOffset), 1)
+    }
 
     /// The highest transaction id any writer has begun.
-    package var transactionFloor: UInt64 { word(at: Self.transactionFloorOffset).pointee }
+    package var transactionFloor: UInt64 { load(Self.transactionFloorOffset) }
 
-    /// Records that a writer began transaction `id`; call with the writer lock held.
+    /// Records that a writer began transaction `id`.
     package func raiseTransactionFloor(_ id: UInt64) {
-        let pointer = word(at: Self.transactionFloorOffset)
-        if pointer.pointee < id { pointer.pointee = id }
+        guard isWritable else { return }
+        _ = chrono_atomic_raise(word(Self.transactionFloorOffset), id)
     }
 
-    /// Bumps the change counter; call with the writer lock held, after publishing a commit.
-    package func bumpChangeCounter() {
-        word(at: Self.counterOffset).pointee &+= 1
+    /// Whether the floor was last raised during this boot of the machine, so it covers every id
+    /// a writer (even one that crashed) has begun.
+    package var continuesThisBoot: Bool {
+        let boot = Platform.bootIdentity
+        return boot != 0 && load(Self.bootOffset) == boot
     }
 
-    /// Advertises the oldest transaction this process may read (0: none).
-    package func advertiseOldestRead(_ transaction: UInt64) {
-        guard let slotIndex else { return }
-        let pointer = word(at: slotOffset(slotIndex) + 8)
-        if pointer.pointee != transaction { pointer.pointee = transaction }
+    /// For the first opener after a reboot (or of a new lock file): raises the floor past every
+    /// id a lost commit can have used, then records this boot, in that order, so a process that
+    /// sees this boot recorded also sees the raised floor.
+    package func beginBoot(floorAtLeast floor: UInt64) {
+        guard isWritable else { return }
+        let recorded = load(Self.bootOffset)
+        let boot = Platform.bootIdentity
+        guard boot == 0 || recorded != boot else { return }
+        _ = chrono_atomic_raise(word(Self.transactionFloorOffset), floor)
+        _ = chrono_atomic_compare_exchange(word(Self.bootOffset), recorded, boot)
     }
 
-    /// The oldest transaction advertised by any other live process, or nil.
-    package func oldestReadByOtherProcesses() -> UInt64? {
-        var oldest: UInt64?
-        for index in 0..<Self.slotCount where index != slotIndex {
-            let owner = Int32(truncatingIfNeeded: word(at: slotOffset(index)).pointee)
-            guard owner != 0 else { continue }
-            let transaction = word(at: slotOffset(index) + 8).pointee
-            guard transaction != 0, Platform.processExists(owner) else { continue }
-            oldest = min(oldest ?? transaction, transaction)
-        }
-        return oldest
+    /// How many syncs of this store have failed (in any process) since the lock file was made.
+    package var syncFailureCount: UInt64 { load(Self.syncFailureOffset) }
+
+    /// Records a failed sync, so every process sharing the store stops writing.
+    package func recordSyncFailure() {
+        guard isWritable else { return }
+        _ = chrono_atomic_add(word(Self.syncFailureOffset), 1)
+        _ = chrono_atomic_add(word(Self.counterOffset), 1)
     }
 
-    /// Gives this process's slot back (when the store is closed).
-    package func releaseSlot() {
-        guard let slotIndex else { return }
-        word(at: slotOffset(slotIndex) + 8).pointee = 0
-        word(at: slotOffset(slotIndex)).pointee = 0
-        self.slotIndex = nil
+    /// The highest header-slot sequence whose writer's sync succeeded. A slot marked "sync
+    /// pending" with a higher sequence belongs to a commit still syncing, or one whose sync
+    /// failed or whose writer died: it must not be adopted as it stands.
+    package var syncedSequence: UInt64 { load(Self.syncedSequenceOffset) }
+
+    /// Records that the sync covering header-slot `sequence` succeeded.
+    package func recordSynced(sequence: UInt64) {
+        guard isWritable else { return }
+        _ = chrono_atomic_raise(word(Self.syncedSequenceOffset), sequence)
     }
 
-    /// Whether a slot other than this one belongs to a live process (the store is open elsewhere).
-    package func hasOtherLiveOwners() -> Bool {
-        for index in 0..<Self.slotCount where index != slotIndex {
-            let owner = Int32(truncatingIfNeeded: word(at: slotOffset(index)).pointee)
-            if owner != 0 && Platform.processExists(owner) { return true }
-        }
-        return false
-    }
-
-    private func claimSlot() throws {
-        try lockWriter()
-        defer { unlockWriter() }
-        let me = UInt64(UInt32(bitPattern: Platform.processID))
-        for index in 0..<Self.slotCount {
-            let owner = word(at: slotOffset(index))
-            let ownerID = Int32(truncatingIfNeeded: owner.pointee)
-            if ownerID == 0 || !Platform.processExists(ownerID) {
-                word(at: slotOffset(index) + 8).pointee = 0
-                owner.pointee = me
-                slotIndex = index
-                return
-            }
-        }
-        // Every slot is taken by a live process: run without advertising reads. Writers in other
-        // processes then cannot see this process's readers, so refuse rather than risk it.
-        throw StoreError.tooManyProcesses(limit: Self.slotCount)
-    }
+    /// A full fence between publishing a pin and reading the change counter again.
+    package func fence() { chrono_atomic_fence() }
 }

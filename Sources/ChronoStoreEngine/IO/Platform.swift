@@ -62,8 +62,10 @@ enum Platform {
     static func synchronizeData(_ descriptor: Int32) -> Int32 {
         while true {
             #if canImport(Darwin)
+                // Fall back to fsync only where the file system cannot do F_FULLFSYNC at all;
+                // any other error is a failed sync.
                 var result = fcntl(descriptor, F_FULLFSYNC)
-                if result != 0 && errno != EINTR { result = fsync(descriptor) }
+                if result != 0 && (errno == ENOTSUP || errno == ENOTTY || errno == EINVAL) { result = fsync(descriptor) }
             #else
                 let result = fdatasync(descriptor)
             #endif
@@ -106,8 +108,9 @@ enum Platform {
         flock(descriptor, LOCK_UN)
     }
 
-    static func mapShared(_ descriptor: Int32, byteCount: Int) -> UnsafeMutableRawPointer? {
-        let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
+    static func mapShared(_ descriptor: Int32, byteCount: Int, writable: Bool = true) -> UnsafeMutableRawPointer? {
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        let address = mmap(nil, byteCount, protection, MAP_SHARED, descriptor, 0)
         guard let address, address != MAP_FAILED else { return nil }
         return address
     }
@@ -124,6 +127,84 @@ enum Platform {
         if kill(processID, 0) == 0 { return true }
         return errno == EPERM
     }
+
+    /// The device and inode of an open file.
+    static func identity(of descriptor: Int32) -> FileIdentity? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
+    }
+
+    /// The device and inode of the file a path names now (following symbolic links).
+    static func identity(atPath path: String) -> FileIdentity? {
+        var status = stat()
+        guard path.withCString({ stat($0, &status) }) == 0 else { return nil }
+        return FileIdentity(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
+    }
+
+    /// The absolute path with every symbolic link resolved, or nil when it cannot be resolved.
+    static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Creates a second name for a file; fails with EEXIST rather than replace anything.
+    static func link(_ source: String, _ destination: String) -> Int32 {
+        source.withCString { from in destination.withCString { to in linkat(AT_FDCWD, from, AT_FDCWD, to, 0) } }
+    }
+
+    /// What a byte-range lock request asks for.
+    enum RangeLockKind { case shared, exclusive, unlock }
+
+    /// A byte-range lock owned by the open file description (Linux `F_OFD_SETLK`), so it
+    /// follows the file's inode whatever name opened it and the kernel drops it when the last
+    /// descriptor of that open file closes, or the process dies. On Darwin, which has no
+    /// open-file-description locks, it is a process-owned `F_SETLK` lock.
+    /// Returns 0, or -1 with `errno` set (EAGAIN/EACCES when `wait` is false and it is held).
+    static func rangeLock(_ descriptor: Int32, start: Int64, length: Int64, kind: RangeLockKind, wait: Bool) -> Int32 {
+        var request = rangeLockRequest(start: start, length: length, kind: kind)
+        let command = wait ? rangeLockWaitCommand : rangeLockCommand
+        while true {
+            let result = fcntl(descriptor, command, &request)
+            if result == 0 || errno != EINTR { return result }
+        }
+    }
+
+    /// Where another open file holds a lock that conflicts with an exclusive lock on the range:
+    /// the start of one such lock, `-1` when there is none, or nil with `errno` set on failure.
+    static func rangeLockHolder(_ descriptor: Int32, start: Int64, length: Int64) -> Int64? {
+        var request = rangeLockRequest(start: start, length: length, kind: .exclusive)
+        guard fcntl(descriptor, rangeLockTestCommand, &request) == 0 else { return nil }
+        if Int32(request.l_type) == Int32(F_UNLCK) { return -1 }
+        return Int64(request.l_start)
+    }
+
+    private static func rangeLockRequest(start: Int64, length: Int64, kind: RangeLockKind) -> flock {
+        var request = flock()
+        switch kind {
+        case .shared: request.l_type = numericCast(F_RDLCK)
+        case .exclusive: request.l_type = numericCast(F_WRLCK)
+        case .unlock: request.l_type = numericCast(F_UNLCK)
+        }
+        request.l_whence = numericCast(SEEK_SET)
+        request.l_start = off_t(start)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        return request
+    }
+
+    #if canImport(Darwin)
+        private static let rangeLockTestCommand = F_GETLK
+        private static let rangeLockCommand = F_SETLK
+        private static let rangeLockWaitCommand = F_SETLKW
+    #else
+        // F_OFD_GETLK, F_OFD_SETLK and F_OFD_SETLKW (Linux 3.15 and later; the same on every
+        // architecture). The C library declares them only under _GNU_SOURCE.
+        private static let rangeLockTestCommand: Int32 = 36
+        private static let rangeLockCommand: Int32 = 37
+        private static let rangeLockWaitCommand: Int32 = 38
+    #endif
 
     static func fileExists(_ path: String) -> Bool {
         var status = stat()
@@ -227,6 +308,10 @@ enum Platform {
 
     static let noSuchFile = ENOENT
     static let wouldBlock = EWOULDBLOCK
+    static let accessDenied = EACCES
+    static let tryAgain = EAGAIN
+    static let alreadyExists = EEXIST
+    static let readOnlyFileSystem = EROFS
     static let noSpace = ENOSPC
     static let ioFailure = EIO
 }

@@ -3,7 +3,8 @@
 /// A data file opened with POSIX calls. Thread-safe: `pread`/`pwrite` carry their own offsets.
 package final class PosixFile: StoreFile {
     package let name: String
-    private let descriptor: Int32
+    /// The open file's descriptor; ``FileLocks`` takes its byte-range locks on it.
+    let descriptor: Int32
 
     /// Opens (and with `create`, creates exclusively) the file at `path`.
     package init(path: String, create: Bool, readOnly: Bool = false) throws {
@@ -18,6 +19,14 @@ package final class PosixFile: StoreFile {
     }
 
     deinit { _ = Platform.close(descriptor) }
+
+    /// The device and inode of the open file.
+    package func identity() throws -> FileIdentity {
+        guard let identity = Platform.identity(of: descriptor) else {
+            throw IOError(operation: "fstat", path: name, code: Platform.lastError)
+        }
+        return identity
+    }
 
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }

@@ -10,6 +10,10 @@ enum Recovery {
         var checkedPages: Bool
         /// Whether the chosen slot's writer synced it before releasing the writer lock.
         var chosenSlotIsDurable: Bool
+        /// The pages checked for an unverified state: before that state is marked durable they
+        /// are written again, since after a failed sync the OS cache may hold pages the disk
+        /// never got (Linux marks them clean), and a sync alone would not write them.
+        var checkedPageList: [PageReference] = []
     }
 
     static let headerPrefixByteCount = HeaderSlot.offsets[1] + HeaderSlot.byteCount
@@ -41,8 +45,12 @@ enum Recovery {
     /// - Throws: ``StoreError/truncatedStore(path:byteCount:expectedAtLeast:)`` when the file is
     ///   shorter than a verified state needs, ``StoreError/noValidHeaderSlot(path:)`` when neither
     ///   slot leads to a state that verifies.
-    static func recover(_ pageFile: PageFile, path: String) throws -> Outcome {
-        let header = try readHeaderSlots(pageFile)
+    /// - Parameters:
+    ///   - syncedSequence: slots up to this sequence are known synced (from the lock file).
+    ///   - holdsWriter: false when another process may hold the writer lock: then a slot whose
+    ///     sync is not known to have finished belongs to a commit that may yet fail, and is skipped.
+    static func recover(_ pageFile: PageFile, path: String, syncedSequence: UInt64 = 0, holdsWriter: Bool = true) throws -> Outcome {
+        let header = try readHeaderSlots(pageFile).filter { holdsWriter || $0.slot.isSynced(upTo: syncedSequence) }
         let byteCount: UInt64
         do { byteCount = try pageFile.file.byteCount() } catch let error as IOError { throw StoreError.io(error) }
         let highest = header.map(\.slot.sequence).max() ?? 0
@@ -59,13 +67,17 @@ enum Recovery {
                     }
                     continue
                 }
+                let recorder = PageRecorder()
                 if !candidate.slot.isVerified {
-                    try validateTransition(candidate.slot.state, pageFile: pageFile, pageCount: snapshot.state.pageCount)
+                    try validateTransition(
+                        candidate.slot.state, pageFile: pageFile, pageCount: snapshot.state.pageCount, recorder: recorder)
                 }
                 return Outcome(
                     snapshot: snapshot,
                     slots: SlotBook(chosenSlot: candidate.index, slot: candidate.slot, highestSequence: highest, snapshot: snapshot),
-                    checkedPages: !candidate.slot.isVerified, chosenSlotIsDurable: candidate.slot.isDurable)
+                    checkedPages: !candidate.slot.isVerified,
+                    chosenSlotIsDurable: candidate.slot.isKnownDurable(syncedUpTo: syncedSequence),
+                    checkedPageList: recorder.pages)
             } catch let error as StoreError where error.isDamage {
                 if case .pageOutOfRange(let page, _) = error, (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount {
                     shortfall = max(shortfall ?? 0, (page.rawValue + 1) * UInt64(pageFile.pageSize))
@@ -81,11 +93,13 @@ enum Recovery {
     /// states before it: the state page, the head root if it is new, its lists and introduced
     /// pages, and the system-tree pages born in that transaction (found by descending only into
     /// children born then: copy-on-write puts every new page below a new parent).
-    static func validateTransition(_ state: PageReference, pageFile: PageFile, pageCount: UInt64) throws {
+    static func validateTransition(
+        _ state: PageReference, pageFile: PageFile, pageCount: UInt64, recorder: PageRecorder? = nil
+    ) throws {
         var next = state
         while true {
-            let reader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
-            let statePage = try pageFile.read(next, kind: .state, pageCount: pageCount, cached: false)
+            let reader = SnapshotReader(pageFile: pageFile, pageCount: pageCount, recorder: recorder)
+            let statePage = try reader.checkedPage(next, kind: .state)
             let record = try StateRecord.decode(statePage)
             let transaction = record.transaction
             if record.head.birth == transaction {
@@ -95,7 +109,7 @@ enum Recovery {
                     guard page.birth == transaction else {
                         throw StoreError.malformedPage(page: page.page, reason: "introduced page has another birth")
                     }
-                    _ = try pageFile.read(page, kind: nil, pageCount: pageCount, cached: false)
+                    _ = try reader.checkedPage(page, kind: nil)
                 }
             }
             for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots] {
@@ -124,5 +138,20 @@ enum Recovery {
                 }
             }
         }
+    }
+
+    /// Writes every page in `pages` again with the bytes it holds (each read back and verified
+    /// first), so the next sync really puts them on disk. O(pages).
+    static func rewrite(_ pages: [PageReference], pageFile: PageFile, pageCount: UInt64) throws {
+        var seen = Set<PageID>()
+        var buffers: [PageBuffer] = []
+        for reference in pages where seen.insert(reference.page).inserted {
+            buffers.append(try pageFile.read(reference, kind: nil, pageCount: pageCount, cached: false))
+            if buffers.count == 256 {
+                try pageFile.write(buffers)
+                buffers.removeAll(keepingCapacity: true)
+            }
+        }
+        try pageFile.write(buffers)
     }
 }

@@ -30,9 +30,11 @@ struct SlotBook {
         syncedHead = snapshot.head.transaction
     }
 
-    /// The slot and contents for a new state.
-    func nextSlot(for state: PageReference, durable: Bool) -> (Int, HeaderSlot) {
-        (1 - durableSlot, HeaderSlot(sequence: highestSequence + 1, state: state, isVerified: false, isDurable: durable))
+    /// The slot and contents for a new state. A commit that will sync goes out "sync pending"
+    /// and becomes durable only when rewritten after its sync succeeded.
+    func nextSlot(for state: PageReference, syncs: Bool) -> (Int, HeaderSlot) {
+        (1 - durableSlot,
+         HeaderSlot(sequence: highestSequence + 1, state: state, isVerified: false, isDurable: false, isSyncPending: syncs))
     }
 
     mutating func recordWrite(_ index: Int, slot: HeaderSlot, snapshot: StoreSnapshot, synced: Bool) {
@@ -70,12 +72,12 @@ struct SlotBook {
     }
 
     /// Takes over what another process wrote.
-    mutating func adopt(_ header: [(index: Int, slot: HeaderSlot)], snapshot: StoreSnapshot) {
+    mutating func adopt(_ header: [(index: Int, slot: HeaderSlot)], snapshot: StoreSnapshot, syncedSequence: UInt64) {
         guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
         highestSequence = max(highestSequence, newest.slot.sequence)
         lastWrittenSlot = newest.index
         unsyncedCommitCount = 0
-        if newest.slot.isDurable {
+        if newest.slot.isDurable || newest.slot.isVerified || (newest.slot.isSyncPending && newest.slot.sequence <= syncedSequence) {
             durableSlot = newest.index
             durableSlotVerified = newest.slot.isVerified
             syncedTransaction = snapshot.transaction

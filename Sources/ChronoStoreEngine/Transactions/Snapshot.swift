@@ -49,15 +49,26 @@ struct CollectionEntry: Equatable {
 final class SnapshotReader: TreeReading {
     let pageFile: PageFile
     let pageCount: UInt64
+    /// Collects every page read through this reader (recovery rewrites what it checked).
+    let recorder: PageRecorder?
     var pageSize: Int { pageFile.pageSize }
 
-    init(pageFile: PageFile, pageCount: UInt64) {
+    init(pageFile: PageFile, pageCount: UInt64, recorder: PageRecorder? = nil) {
         self.pageFile = pageFile
         self.pageCount = pageCount
+        self.recorder = recorder
+    }
+
+    /// Any page, verified and not cached (recovery's checks).
+    func checkedPage(_ reference: PageReference, kind: PageKind?) throws -> PageBuffer {
+        let page = try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: false)
+        recorder?.pages.append(reference)
+        return page
     }
 
     func node(_ reference: PageReference) throws -> NodeRead {
         let page = try pageFile.read(reference, kind: nil, pageCount: pageCount)
+        recorder?.pages.append(reference)
         switch page.kindByte {
         case PageKind.leaf.rawValue: return .leafPage(LeafView(page: page))
         case PageKind.branch.rawValue: return .branchPage(BranchView(page: page))
@@ -66,6 +77,13 @@ final class SnapshotReader: TreeReading {
     }
 
     func rawPage(_ reference: PageReference, kind: PageKind) throws -> PageBuffer {
-        try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: kind != .overflowData)
+        let page = try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: kind != .overflowData)
+        recorder?.pages.append(reference)
+        return page
     }
+}
+
+/// The pages a recovery check read. Not shared between threads.
+final class PageRecorder {
+    var pages: [PageReference] = []
 }

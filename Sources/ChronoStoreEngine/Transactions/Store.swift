@@ -3,13 +3,21 @@
 /// An open ChronoStore data file.
 ///
 /// `@unchecked Sendable`: mutable fields are guarded by `lock`; one writer at a time is admitted
-/// by `writerGate` (threads of this process) and the lock file (other processes).
+/// by `writerGate` (threads of this process) and the writer lock on the data file (other open
+/// files of it, in this process or another).
 package final class Store: @unchecked Sendable {
     package let path: String
     package let pageFile: PageFile
     package let options: StoreOptions
     package let preamble: FilePreamble
     let coordination: CoordinationFile?
+    /// The locks on the data file (nil for in-memory files).
+    let fileLocks: FileLocks?
+    /// The data file's device and inode, and the resolved path that must keep naming it.
+    let identity: FileIdentity?
+    let resolvedPath: String
+    /// Opened with `readOnly`: nothing is ever written, to the data file or beside it.
+    package let isReadOnly: Bool
     let writerGate = WriterGate()
 
     let lock = Lock()
@@ -20,20 +28,28 @@ package final class Store: @unchecked Sendable {
     private var isClosed = false
     private var slots: SlotBook
     private var seenChangeCounter: UInt64 = 0
+    private var seenSyncFailureCount: UInt64 = 0
+    /// Set once the path names another file (the store was replaced): nothing more is read or written.
+    private var replaced = false
     /// The highest transaction id this process has handed out.
     private var transactionFloor = TransactionID.none
 
     init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
-         coordination: CoordinationFile?, recovered: Recovery.Outcome) {
+         access: StoreAccess, recovered: Recovery.Outcome) {
         self.path = path
         self.preamble = preamble
         self.options = options
-        self.coordination = coordination
+        self.coordination = access.coordination
+        self.fileLocks = access.fileLocks
+        self.identity = access.identity
+        self.resolvedPath = access.resolvedPath ?? path
+        self.isReadOnly = access.isReadOnly
         let pageCapacity = max(16, options.cacheByteCount / preamble.pageSize)
         self.pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: PageCache(pageCapacity: pageCapacity))
         self.published = recovered.snapshot
         self.slots = recovered.slots
         self.seenChangeCounter = coordination?.changeCounter ?? 0
+        self.seenSyncFailureCount = coordination?.syncFailureCount ?? 0
     }
 
     package var pageSize: Int { preamble.pageSize }
@@ -57,13 +73,18 @@ package final class Store: @unchecked Sendable {
             try checkOpen()
             let counterBefore = coordination?.changeCounter
             try refreshIfChanged()
-            let snapshot = lock.withLock { () -> StoreSnapshot in
+            let snapshot = try lock.withLock { () throws -> StoreSnapshot in
                 pins[published.head.transaction, default: 0] += 1
-                advertiseLocked()
+                do { try advertiseLocked() } catch {
+                    unpinLocked(published.head.transaction)
+                    throw error
+                }
                 return published
             }
             // Another process may have committed between the refresh and the advertisement;
-            // then start again so the pin is on the newest head.
+            // then start again so the pin is on the newest head. The fence orders the pin
+            // before this second look (the pin's fcntl is one too; this keeps it explicit).
+            coordination?.fence()
             if let coordination, coordination.changeCounter != counterBefore {
                 unpin(snapshot.head.transaction)
                 continue
@@ -81,15 +102,24 @@ package final class Store: @unchecked Sendable {
 
     func unpin(_ root: TransactionID) {
         lock.withLock {
-            if let count = pins[root] {
-                if count <= 1 { pins.removeValue(forKey: root) } else { pins[root] = count - 1 }
-            }
-            advertiseLocked()
+            unpinLocked(root)
+            // Dropping a pin cannot fail in a way that matters: at worst an older pin stays.
+            try? advertiseLocked()
         }
     }
 
-    func advertiseLocked() {
-        coordination?.advertiseOldestRead(pins.keys.min()?.rawValue ?? 0)
+    private func unpinLocked(_ root: TransactionID) {
+        if let count = pins[root] {
+            if count <= 1 { pins.removeValue(forKey: root) } else { pins[root] = count - 1 }
+        }
+    }
+
+    /// Publishes this store's oldest pinned root as a lock on the data file, where writers of
+    /// every other open file (any process, any name) see it.
+    func advertiseLocked() throws {
+        do { try fileLocks?.pinOldestRead(pins.keys.min()?.rawValue ?? 0) } catch let error as IOError {
+            throw StoreError.io(error)
+        }
     }
 
     // MARK: - The writer
@@ -98,13 +128,8 @@ package final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError/writesDisabledAfterSyncFailure(underlying:)`` after a failed sync.
     package func beginWrite() throws -> WriteTransaction {
         try checkOpen()
-        writerGate.acquire()
-        do {
-            try coordination?.lockWriter()
-        } catch {
-            writerGate.release()
-            throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
-        }
+        if isReadOnly { throw StoreError.readOnlyStore(path: path) }
+        try acquireWriter()
         do {
             try checkOpen()
             try refreshForWriter()
@@ -156,21 +181,76 @@ package final class Store: @unchecked Sendable {
         lock.withLock { transactionFloor = max(transactionFloor, TransactionID(published.transaction.rawValue + Self.lostIdGap)) }
     }
 
+    /// The floor this process reserved ids up to (raised past lost ids after a crash).
+    var reservedTransactionFloor: UInt64 { lock.withLock { transactionFloor.rawValue } }
+
+    /// Opened without the writer lock on a state that may not be synced: the first write syncs
+    /// and marks it before building on it.
+    func expectUnsyncedNewest() {
+        lock.withLock { slots.newestMayBeUnsynced = true }
+    }
+
     /// How far ids jump after crash recovery.
     static let lostIdGap: UInt64 = 1 << 16
+
+    /// Slots up to this sequence were synced by their writers (0 without a lock file).
+    var syncedSequence: UInt64 { coordination?.syncedSequence ?? 0 }
+
+    /// Takes the writer: this process's gate, then the writer lock on the data file (every
+    /// name of the store shares it), then the lock file's `flock` that format-1 processes use.
+    /// Then confirms the path still names this file: a commit into a replaced file would be
+    /// acknowledged but never seen.
+    private func acquireWriter() throws {
+        writerGate.acquire()
+        do {
+            try fileLocks?.lockWriter()
+        } catch {
+            writerGate.release()
+            throw StoreError.io(error as? IOError ?? IOError(operation: "fcntl", path: path, code: 0))
+        }
+        do {
+            try coordination?.lockWriter()
+        } catch {
+            fileLocks?.unlockWriter()
+            writerGate.release()
+            throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
+        }
+        do {
+            try checkStillNamed()
+        } catch {
+            releaseWriter()
+            throw error
+        }
+    }
+
+    /// Throws ``StoreError/storeReplaced(path:)`` once the store's path names another file.
+    private func checkStillNamed() throws {
+        guard let identity else { return }
+        if lock.withLock({ replaced }) { throw StoreError.storeReplaced(path: path) }
+        guard Platform.identity(atPath: resolvedPath) == identity else {
+            lock.withLock { replaced = true }
+            throw StoreError.storeReplaced(path: path)
+        }
+    }
+
+    /// The oldest root a reader of another open file (any process) may read, or nil.
+    private func oldestReadElsewhere() -> UInt64? {
+        // A failed query must not free pages someone reads: then treat everything as pinned.
+        do { return try fileLocks?.oldestReadElsewhere() } catch { return 1 }
+    }
 
     /// Pages released at or before this transaction may be reused: it is durable, and no reader
     /// in any process reads an older root.
     private func horizonLocked() -> TransactionID {
         var horizon = slots.syncedTransaction
         if let oldest = pins.keys.min() { horizon = min(horizon, oldest) }
-        if let other = coordination?.oldestReadByOtherProcesses() { horizon = min(horizon, TransactionID(other)) }
+        if let other = oldestReadElsewhere() { horizon = min(horizon, TransactionID(other)) }
         return horizon
     }
 
     private func pinnedRootsLocked() -> PinnedRoots {
         var pinned = PinnedRoots(roots: Set(pins.keys))
-        if let other = coordination?.oldestReadByOtherProcesses() { pinned.everythingFrom = TransactionID(other) }
+        if let other = oldestReadElsewhere() { pinned.everythingFrom = TransactionID(other) }
         // Until a sync, a crash falls back to the synced state, so its head must stay readable.
         if slots.syncedTransaction < published.transaction { pinned.roots.insert(slots.syncedHead) }
         return pinned
@@ -197,16 +277,23 @@ package final class Store: @unchecked Sendable {
         defer { releaseWriter() }
         try pageFile.write(pages)
         try pageFile.extend(toPageCount: snapshot.state.pageCount)
-        let (slotIndex, slot, predecessorsUnsynced) = lock.withLock {
-            let (index, slot) = slots.nextSlot(for: snapshot.stateReference, durable: syncs)
+        let (slotIndex, pendingSlot, predecessorsUnsynced) = lock.withLock {
+            let (index, slot) = slots.nextSlot(for: snapshot.stateReference, syncs: syncs)
             return (index, slot, slots.syncedTransaction < transaction.base.transaction)
         }
+        // A slot that will sync goes out marked "sync pending": no other process adopts it,
+        // and it claims nothing durable, until the lock file records that its sync succeeded
+        // (the slot is never rewritten in place: a torn rewrite could lose a synced slot).
+        let slot = pendingSlot
         do {
             if syncs && predecessorsUnsynced { try pageFile.file.synchronize() }
             try writeSlot(slot, at: slotIndex)
-            if syncs { try pageFile.file.synchronize() }
+            if syncs {
+                try pageFile.file.synchronize()
+                coordination?.recordSynced(sequence: slot.sequence)
+            }
         } catch let error as IOError where error.operation == "fdatasync" {
-            lock.withLock { failure = error }
+            recordSyncFailure(error)
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
         }
         for page in pages where page.kindByte == PageKind.leaf.rawValue || page.kindByte == PageKind.branch.rawValue {
@@ -227,7 +314,15 @@ package final class Store: @unchecked Sendable {
 
     private func releaseWriter() {
         coordination?.unlockWriter()
+        fileLocks?.unlockWriter()
         writerGate.release()
+    }
+
+    /// Latches this store read-only and tells every other process sharing it to do the same.
+    private func recordSyncFailure(_ error: IOError) {
+        lock.withLock { failure = error }
+        coordination?.recordSyncFailure()
+        lock.withLock { seenSyncFailureCount = coordination?.syncFailureCount ?? 0 }
     }
 
     func writeSlot(_ slot: HeaderSlot, at index: Int) throws {
@@ -253,17 +348,25 @@ package final class Store: @unchecked Sendable {
     /// Runs `body` holding the writer (this process's gate and the lock file), after adopting
     /// any newer commit of another process, so `body` never acts on a stale state.
     func withWriterHeld<Result>(_ body: () throws -> Result) throws -> Result {
-        writerGate.acquire()
-        defer { writerGate.release() }
-        do { try coordination?.lockWriter() } catch let error as IOError { throw StoreError.io(error) }
-        defer { coordination?.unlockWriter() }
+        if isReadOnly { throw StoreError.readOnlyStore(path: path) }
+        try acquireWriter()
+        defer { releaseWriter() }
         try refreshForWriter()
         return try body()
     }
 
-    /// After recovery (the opener holds the writer lock): make the chosen state durable and verified.
-    func markRecoveredStateDurable() throws {
+    /// After recovery (the opener holds the writer lock): make the chosen state durable and
+    /// verified. The pages recovery checked are written again first: after a failed sync the
+    /// OS cache can hold pages the disk never got, and a sync alone would not write them.
+    func markRecoveredStateDurable(checkedPages: [PageReference]) throws {
         lock.withLock { slots.syncedTransaction = TransactionID.none }
+        let pageCount = lock.withLock { published.state.pageCount }
+        do {
+            try Recovery.rewrite(checkedPages, pageFile: pageFile, pageCount: pageCount)
+        } catch let error as StoreError {
+            if case .io(let underlying) = error { lock.withLock { failure = underlying } }
+            throw error
+        }
         try makePublishedDurable()
     }
 
@@ -274,6 +377,8 @@ package final class Store: @unchecked Sendable {
         do {
             if pending {
                 try pageFile.file.synchronize()
+                let sequence = lock.withLock { slots.highestSequence }
+                coordination?.recordSynced(sequence: sequence)
                 lock.withLock { slots.markSynced(snapshot) }
             }
             guard let (index, slot) = lock.withLock({ slots.verificationMark(for: snapshot) }) else { return }
@@ -283,10 +388,10 @@ package final class Store: @unchecked Sendable {
             coordination?.bumpChangeCounter()
             lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
         } catch let error as IOError {
-            lock.withLock { failure = error }
+            recordSyncFailure(error)
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
         } catch let error as StoreError {
-            if case .io(let underlying) = error { lock.withLock { failure = underlying } }
+            if case .io(let underlying) = error { recordSyncFailure(underlying) }
             throw error
         }
     }
@@ -297,9 +402,9 @@ package final class Store: @unchecked Sendable {
         guard !(lock.withLock { isClosed }) else { return }
         defer {
             lock.withLock { isClosed = true }
-            coordination?.releaseSlot()
+            fileLocks?.markClosed()
         }
-        guard (lock.withLock { failure }) == nil else { return }
+        guard (lock.withLock { failure }) == nil, !isReadOnly, !(lock.withLock { replaced }) else { return }
         try synchronize()
     }
 
@@ -309,20 +414,49 @@ package final class Store: @unchecked Sendable {
 
     // MARK: - Other processes' commits
 
-    /// Re-reads the header when the lock file says another process committed.
+    /// Re-reads the header when the lock file says another process committed (without a lock
+    /// file, as in a read-only open beside none, on every call).
     func refreshIfChanged() throws {
-        guard let coordination else { return }
+        guard fileLocks != nil else { return }
+        if lock.withLock({ replaced }) { throw StoreError.storeReplaced(path: path) }
+        guard let coordination else {
+            try refreshFromHeader()
+            return
+        }
         let counter = coordination.changeCounter
         guard counter != lock.withLock({ seenChangeCounter }) else { return }
+        noticeSyncFailureElsewhere(coordination)
+        // The store may have been replaced (a replacement bumps the counter): stop using it.
+        if let identity, Platform.identity(atPath: resolvedPath) != identity {
+            lock.withLock { replaced = true }
+            throw StoreError.storeReplaced(path: path)
+        }
         try refreshFromHeader()
         lock.withLock { seenChangeCounter = counter }
     }
 
-    /// With the writer lock held: adopt the newest committed state, and sync once if it came from
-    /// a process that left it unsynced, so the slot rule (write the slot not holding it) is safe.
+    /// Another process's failed sync latches this store too: the kernel may have dropped its
+    /// pages, which later commits would build on.
+    private func noticeSyncFailureElsewhere(_ coordination: CoordinationFile) {
+        let failures = coordination.syncFailureCount
+        lock.withLock {
+            guard failures != seenSyncFailureCount else { return }
+            seenSyncFailureCount = failures
+            if failure == nil { failure = IOError(operation: "fdatasync", path: path, code: Platform.ioFailure) }
+        }
+    }
+
+    /// With the writer lock held: adopt the newest committed state (the header is read every
+    /// time: a process that reached the store by another name bumps another lock file's counter),
+    /// and sync once if it came from a process that left it unsynced, so the slot rule (write
+    /// the slot not holding it) is safe.
     private func refreshForWriter() throws {
-        guard coordination != nil else { return }
-        try refreshIfChanged()
+        guard fileLocks != nil else { return }
+        if let coordination { noticeSyncFailureElsewhere(coordination) }
+        if let failure = lock.withLock({ failure }) { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
+        let counter = coordination?.changeCounter ?? 0
+        try refreshFromHeader(holdingWriter: true)
+        lock.withLock { seenChangeCounter = counter }
         if lock.withLock({ slots.newestMayBeUnsynced }) {
             lock.withLock { slots.syncedTransaction = TransactionID.none }
             try makePublishedDurable()
@@ -331,8 +465,20 @@ package final class Store: @unchecked Sendable {
 
     /// Adopts what other processes wrote to the header: a newer state, or only newer slot
     /// sequence numbers (a verified mark), so this process never reuses a sequence number.
-    private func refreshFromHeader() throws {
-        let header = try Recovery.readHeaderSlots(pageFile)
+    ///
+    /// A slot whose sync is pending is skipped: its commit is not acknowledged yet and may fail.
+    /// With the writer held, a pending newest slot can only be left by a writer that died or
+    /// whose sync failed: recovery checks that state, writes its pages again and syncs.
+    private func refreshFromHeader(holdingWriter: Bool = false) throws {
+        var header = try Recovery.readHeaderSlots(pageFile)
+        let synced = syncedSequence
+        if let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }), !newest.slot.isSynced(upTo: synced) {
+            if holdingWriter && newest.slot.sequence > lock.withLock({ slots.highestSequence }) {
+                try recoverAbandonedCommit()
+                return
+            }
+            header.removeAll { !$0.slot.isSynced(upTo: synced) }
+        }
         guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
         let (current, highest) = lock.withLock { (published, slots.highestSequence) }
         guard newest.slot.sequence > highest else { return }
@@ -348,7 +494,20 @@ package final class Store: @unchecked Sendable {
         lock.withLock {
             guard newest.slot.sequence > slots.highestSequence else { return }
             if snapshot.transaction > published.transaction { published = snapshot }
-            slots.adopt(header, snapshot: published)
+            slots.adopt(header, snapshot: published, syncedSequence: synced)
         }
+    }
+
+    /// With the writer held, the newest slot is still "sync pending": its writer died before
+    /// its sync finished, or its sync failed. Run recovery as an opener would and make the
+    /// outcome durable (pages rewritten first), so nothing builds on pages the disk may lack.
+    private func recoverAbandonedCommit() throws {
+        let outcome = try Recovery.recover(pageFile, path: path, syncedSequence: syncedSequence, holdsWriter: true)
+        pageFile.forgetByteCount()
+        lock.withLock {
+            published = outcome.snapshot
+            slots = outcome.slots
+        }
+        try markRecoveredStateDurable(checkedPages: outcome.checkedPageList)
     }
 }
