@@ -3,17 +3,54 @@ import ChronoStoreEngine
 import Foundation
 
 // Usage:
-//   chrono-test-helper write STORE PREFIX COUNT   commit COUNT single-put transactions, keys PREFIX-i
-//   chrono-test-helper count STORE COLLECTION     print the collection's entry count
+//   chrono-test-helper write STORE PREFIX COUNT     commit COUNT single-put transactions, keys PREFIX-i
+//   chrono-test-helper count STORE COLLECTION       print the collection's entry count
+//   chrono-test-helper create-open STORE MILLIS     at MILLIS (ms since 1970) open or create STORE, put one key
+//   chrono-test-helper hold-write STORE             begin a write, put "held", print "ready", commit at end of input
+//   chrono-test-helper pin STORE                    begin a read, print its root and "ready", wait for end of input
+//   chrono-test-helper cycle STORE PREFIX COUNT     COUNT times: open, commit one key, check the path still names
+//                                                   the file while open, close (prints "replaced" for each refusal)
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 3 else {
-    FileHandle.standardError.write("usage: chrono-test-helper write|count STORE ...\n".data(using: .utf8)!)
+guard arguments.count >= 2 else {
+    FileHandle.standardError.write("usage: chrono-test-helper COMMAND STORE ...\n".data(using: .utf8)!)
     exit(2)
 }
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write("chrono-test-helper: \(message)\n".data(using: .utf8)!)
+    exit(1)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
+}
+
+/// Waits until standard input ends (the test closes it).
+func waitForEndOfInput() { _ = FileHandle.standardInput.readDataToEndOfFile() }
+
+func cycle(_ path: String, prefix: String, count: Int) throws {
+    for index in 0..<count {
+        do {
+            let store = try Store.open(at: path)
+            try store.write { try $0.put(Array("\(prefix)-\(index)".utf8), Array("x".utf8), in: "shared") }
+            // While this process has the store open, nobody may replace it: the path must still
+            // name the file the commit went into.
+            if store.fileIdentity != Store.fileIdentity(atPath: path) {
+                say("violation: acknowledged a commit into a file the path no longer names")
+            }
+            say("committed \(prefix)-\(index)")
+            try store.close()
+        } catch StoreError.storeReplaced {
+            say("replaced")
+        }
+    }
+}
+
 do {
-    let store = try Store.open(at: arguments[1])
+    let path = arguments[1]
     switch arguments[0] {
     case "write":
+        let store = try Store.open(at: path)
         let prefix = arguments[2]
         let count = Int(arguments[3]) ?? 0
         for index in 0..<count {
@@ -22,13 +59,38 @@ do {
                 try transaction.put(Array("\(prefix)-\(index)".utf8), Array("\(seen)".utf8), in: "shared")
             }
         }
+        try store.close()
     case "count":
+        let store = try Store.open(at: path)
         try store.read { print(try $0.count(in: arguments[2])) }
+        try store.close()
+    case "create-open":
+        let start = Double(arguments[2]) ?? 0
+        while Date().timeIntervalSince1970 * 1000 < start { usleep(200) }
+        let store = try Store.openOrCreate(at: path)
+        try store.write { try $0.put(Array("opener-\(getpid())".utf8), Array("x".utf8), in: "shared") }
+        try store.close()
+    case "hold-write":
+        let store = try Store.open(at: path)
+        let transaction = try store.beginWrite()
+        try transaction.put(Array("held".utf8), Array("x".utf8), in: "shared")
+        say("ready")
+        waitForEndOfInput()
+        _ = try transaction.commit()
+        try store.close()
+    case "pin":
+        let store = try Store.open(at: path)
+        let reader = try store.beginRead()
+        say("\(reader.root.transaction.rawValue)")
+        say("ready")
+        waitForEndOfInput()
+        reader.close()
+        try store.close()
+    case "cycle":
+        try cycle(path, prefix: arguments[2], count: Int(arguments[3]) ?? 0)
     default:
         exit(2)
     }
-    try store.close()
 } catch {
-    FileHandle.standardError.write("chrono-test-helper: \(error)\n".data(using: .utf8)!)
-    exit(1)
+    fail("\(error)")
 }

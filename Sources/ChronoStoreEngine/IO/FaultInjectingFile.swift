@@ -22,6 +22,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private var pending: [PendingOperation] = []
     private var operationsBeforeCrash: Int?
     private var failingSyncs = 0
+    private var failedSyncsLoseWrites = false
     private(set) package var hasCrashed = false
     private(set) package var syncCount = 0
     private(set) package var writeCount = 0
@@ -41,9 +42,15 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
         lock.withLock { operationsBeforeCrash = count }
     }
 
-    /// Makes the next `count` syncs fail with EIO (their writes stay pending).
-    package func failSyncs(_ count: Int) {
-        lock.withLock { failingSyncs = count }
+    /// Makes the next `count` syncs fail with EIO. By default their writes stay pending (a later
+    /// sync may still make them durable). With `losingWrites`, a failed sync drops them as Linux
+    /// does after a writeback error: reads still see them (the cache keeps the pages, marked
+    /// clean) but no later sync will ever write them; only writing them again does.
+    package func failSyncs(_ count: Int, losingWrites: Bool = false) {
+        lock.withLock {
+            failingSyncs = count
+            failedSyncsLoseWrites = losingWrites
+        }
     }
 
     /// The bytes every read currently sees.
@@ -149,9 +156,16 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
             try tick("fdatasync")
             if failingSyncs > 0 {
                 failingSyncs -= 1
+                if failedSyncsLoseWrites { pending.removeAll() }
                 throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode)
             }
-            durable = current
+            // Only what is pending reaches the disk: writes a failed sync dropped stay lost.
+            for operation in pending {
+                switch operation {
+                case .write(let offset, let bytes): Self.apply(bytes, at: offset, to: &durable)
+                case .truncate(let byteCount): Self.resize(&durable, to: byteCount)
+                }
+            }
             pending.removeAll()
             syncCount += 1
         }

@@ -54,6 +54,12 @@ package final class Store: @unchecked Sendable {
 
     package var pageSize: Int { preamble.pageSize }
 
+    /// The device and inode of the data file this store has open (nil for in-memory files).
+    package var fileIdentity: FileIdentity? { identity }
+
+    /// The device and inode of the file `path` names now (nil if none).
+    package static func fileIdentity(atPath path: String) -> FileIdentity? { Platform.identity(atPath: path) }
+
     /// The newest published state (refreshed from disk when another process committed).
     package var snapshot: StoreSnapshot {
         get throws {
