@@ -71,7 +71,7 @@ extension Command {
         try requireDirectory(containing: destination)
         let progress = ProgressLine(console: invocation.console, title: "backup", unit: "pages")
         let report = try Interruption.catching {
-            try invocation.withStore { store in
+            try invocation.withStore(readOnly: true) { store in
                 defer { progress.finish() }
                 let onStep: (BackupProgress) throws -> Void = { step in
                     try Interruption.check("no backup was written")

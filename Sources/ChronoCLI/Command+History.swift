@@ -61,7 +61,7 @@ extension Command {
         run: runPrune)
 
     private static func runHistory(_ invocation: Invocation) throws {
-        let items = try invocation.withStore { try $0.history(allBranches: invocation.flag("all-branches")) }
+        let items = try invocation.withStore(readOnly: true) { try $0.history(allBranches: invocation.flag("all-branches")) }
         if invocation.prefersJSON {
             invocation.console.print(.array(items.map(historyDocument)))
             return

@@ -27,7 +27,7 @@ extension Command {
 
     private static func runVerify(_ invocation: Invocation) throws {
         let progress = ProgressLine(console: invocation.console, title: "verify", unit: "pages")
-        let report = try invocation.withStore { store in
+        let report = try invocation.withStore(readOnly: true) { store in
             defer { progress.finish() }
             return try store.verify { done, total in progress.update(done: done, total: total) }
         }
@@ -49,7 +49,7 @@ extension Command {
     }
 
     private static func runInfo(_ invocation: Invocation) throws {
-        let (store, snapshot, collections) = try invocation.withStore { store in
+        let (store, snapshot, collections) = try invocation.withStore(readOnly: true) { store in
             try store.read { reader in
                 (store, reader.snapshot, try reader.collectionNames().map { ($0, try reader.count(in: $0)) })
             }

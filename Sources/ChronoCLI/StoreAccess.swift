@@ -6,9 +6,11 @@ extension Invocation {
     /// commit durable) even when `body` throws.
     ///
     /// Commands check their arguments before calling this, so a command with bad input never
-    /// opens the store. Opening waits while another process is committing.
-    func withStore<Result>(_ body: (Store) throws -> Result) throws -> Result {
-        let store = try Store.open(at: storePath)
+    /// opens the store. Opening never waits for another process's writer; writing does.
+    /// With `readOnly` (get, list, history, info, verify, backup) the store is opened for
+    /// reading only: nothing is created or written, so these work on read-only media too.
+    func withStore<Result>(readOnly: Bool = false, _ body: (Store) throws -> Result) throws -> Result {
+        let store = try Store.open(at: storePath, readOnly: readOnly)
         let result: Result
         do {
             result = try body(store)
@@ -22,7 +24,7 @@ extension Invocation {
 
     /// Opens the store and runs `body` in a read transaction on `selector`'s root.
     func withReader<Result>(at selector: RootSelector = .head, _ body: (ReadTransaction) throws -> Result) throws -> Result {
-        try withStore { store in
+        try withStore(readOnly: true) { store in
             let reader = try store.beginRead(at: selector)
             defer { reader.close() }
             return try body(reader)

@@ -20,6 +20,11 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
     case storeClosed
     /// Another process has the store open, so it cannot be replaced.
     case storeInUse(path: String)
+    /// The store was opened with `readOnly: true`; writes, undo, snapshots and the like are refused.
+    case readOnlyStore(path: String)
+    /// The store's file was replaced (for example restored from a backup by another process)
+    /// since this handle opened it: open it again.
+    case storeReplaced(path: String)
 
     // Records
     /// `delete` found no record with this identifier.
@@ -87,6 +92,8 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
         case .invalidOptions(let reason): return "invalid options: \(reason)"
         case .storeClosed: return "the store is closed"
         case .storeInUse(let path): return "\(path) is open in another process; close it there first"
+        case .readOnlyStore(let path): return "\(path) was opened read-only"
+        case .storeReplaced(let path): return "\(path) was replaced by another file since it was opened; open it again"
         case .recordNotFound(let datastore, let identifier): return "\(datastore) has no record with identifier \(identifier)"
         case .uniqueIndexViolation(let datastore, let index, let existing, let conflicting):
             return "unique index \(index) of \(datastore) already maps this value to \(existing); \(conflicting) cannot share it (the transaction was rolled back)"
@@ -153,6 +160,8 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
         case .invalidSnapshotName(let name): self = .invalidSnapshotName(name)
         case .backupFailedVerification(let path, let problems): self = .backupFailedVerification(path: path, problems: problems)
         case .storeInUse(let path): self = .storeInUse(path: path)
+        case .readOnlyStore(let path): self = .readOnlyStore(path: path)
+        case .storeReplaced(let path): self = .storeReplaced(path: path)
         case .storeClosed: self = .storeClosed
         case .writesDisabledAfterSyncFailure: self = .writesDisabledAfterSyncFailure(detail: error.description)
         case .io(let io): self = .io(operation: io.operation, path: io.path, code: io.code, detail: io.description)

@@ -21,6 +21,26 @@ import Testing
         await #expect(throws: ChronoStoreError.storeClosed) { try await reopened.datastore(CounterFormat.self).count() }
     }
 
+    @Test func aReadOnlyOpenReadsCreatesNothingAndRefusesWrites() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("app.chrono"))
+        do {
+            let store = try ChronoStore.open(at: url)
+            try await store.datastore(CounterFormat.self).persist(Counter(id: "a", value: 1))
+            try await store.close()
+        }
+        try FileManager.default.removeItem(atPath: url.path + ".lock")
+        let reader = try ChronoStore.open(at: url, readOnly: true)
+        #expect(try await reader.datastore(CounterFormat.self).load("a") == Counter(id: "a", value: 1))
+        await #expect(throws: ChronoStoreError.readOnlyStore(path: url.path)) {
+            try await reader.datastore(CounterFormat.self).persist(Counter(id: "b", value: 2))
+        }
+        try await reader.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["app.chrono"])
+        let missing = URL(fileURLWithPath: directory.file("missing.chrono"))
+        #expect(throws: ChronoStoreError.storeNotFound(path: missing.path)) { try ChronoStore.open(at: missing, readOnly: true) }
+    }
+
     @Test func openingMissingOrForeignFilesIsATypedErrorAndWritesNothing() throws {
         let directory = try TemporaryDirectory(prefix: "typed")
         let missing = URL(fileURLWithPath: directory.file("missing.chrono"))

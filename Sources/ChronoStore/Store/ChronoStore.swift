@@ -42,27 +42,33 @@ public final class ChronoStore: Sendable {
     ///   - url: a file URL.
     ///   - options: page size, durability, retention and cache size. Retention and page size
     ///     apply when the store is created.
-    ///   - createIfMissing: when false, a missing file is an error.
+    ///   - createIfMissing: when false, a missing file is an error. Several processes (an app and
+    ///     its extension) may open one missing store at the same moment: it is created whole under
+    ///     a temporary name and linked into place, so each of them opens the same complete store.
+    ///   - readOnly: open for reading only. Nothing is created or written (no lock file, no
+    ///     recovery marks), so a store on read-only media, or a read-only file, opens and reads;
+    ///     every write, undo, snapshot or restore throws ``ChronoStoreError/readOnlyStore(path:)``.
+    ///     A read-only open never creates a missing store.
     /// - Throws: ``ChronoStoreError/storeNotFound(path:)``, ``ChronoStoreError/notAStore(path:reason:)``,
     ///   ``ChronoStoreError/invalidOptions(_:)``, ``ChronoStoreError/io(operation:path:code:detail:)``.
     public static func open(
-        at url: URL, options: ChronoStoreOptions = ChronoStoreOptions(), createIfMissing: Bool = true
+        at url: URL, options: ChronoStoreOptions = ChronoStoreOptions(), createIfMissing: Bool = true, readOnly: Bool = false
     ) throws -> ChronoStore {
         let path = url.path
+        if readOnly {
+            let engine = try engineCall { try Store.open(at: path, options: options.engineValue, readOnly: true) }
+            return ChronoStore(engine: engine, url: url)
+        }
         if createIfMissing && !FileManager.default.fileExists(atPath: path) {
-            do {
-                return try create(at: url, options: options)
-            } catch ChronoStoreError.storeAlreadyExists {
-                // Another process created it first: open theirs.
-            }
+            try createParentDirectory(of: url)
+            let engine = try engineCall { try Store.openOrCreate(at: path, options: options.engineValue) }
+            return ChronoStore(engine: engine, url: url)
         }
         let engine = try engineCall { try Store.open(at: path, options: options.engineValue) }
         return ChronoStore(engine: engine, url: url)
     }
 
-    /// Creates a new, empty store at `url` (and missing parent directories) and opens it.
-    /// - Throws: ``ChronoStoreError/storeAlreadyExists(path:)`` when anything exists at `url`.
-    public static func create(at url: URL, options: ChronoStoreOptions = ChronoStoreOptions()) throws -> ChronoStore {
+    private static func createParentDirectory(of url: URL) throws {
         let directory = url.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -70,6 +76,12 @@ public final class ChronoStore: Sendable {
             throw ChronoStoreError.io(
                 operation: "mkdir", path: directory.path, code: 0, detail: "cannot create \(directory.path): \(error)")
         }
+    }
+
+    /// Creates a new, empty store at `url` (and missing parent directories) and opens it.
+    /// - Throws: ``ChronoStoreError/storeAlreadyExists(path:)`` when anything exists at `url`.
+    public static func create(at url: URL, options: ChronoStoreOptions = ChronoStoreOptions()) throws -> ChronoStore {
+        try createParentDirectory(of: url)
         let engine = try engineCall { try Store.create(at: url.path, options: options.engineValue) }
         return ChronoStore(engine: engine, url: url)
     }
