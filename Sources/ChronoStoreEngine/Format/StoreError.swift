@@ -47,7 +47,6 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 
     // Environment
     case writesDisabledAfterSyncFailure(underlying: IOError)
-    case tooManyProcesses(limit: Int)
     case io(IOError)
     case commitDidNotConverge
 
@@ -120,7 +119,6 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storeClosed: return "the store is closed"
         case .writesDisabledAfterSyncFailure(let error):
             return "writes are disabled until the store is reopened, because a sync failed: \(error)"
-        case .tooManyProcesses(let limit): return "more than \(limit) processes have this store open"
         case .readOnlyStore(let path): return "\(path) was opened read-only"
         case .storeReplaced(let path): return "\(path) was replaced by another file since it was opened; open it again"
         case .io(let error): return error.description

@@ -119,15 +119,6 @@ enum Platform {
         _ = munmap(address, byteCount)
     }
 
-    static var processID: Int32 { getpid() }
-
-    /// Whether a process with this id exists (a process we may not signal still exists).
-    static func processExists(_ processID: Int32) -> Bool {
-        if processID <= 0 { return false }
-        if kill(processID, 0) == 0 { return true }
-        return errno == EPERM
-    }
-
     /// The device and inode of an open file.
     static func identity(of descriptor: Int32) -> FileIdentity? {
         var status = stat()
