@@ -219,10 +219,11 @@ struct SharedStoreTests {
         let path = directory.file("store.chrono")
         let store = try Store.create(at: path, options: StoreOptions(retention: .lastRoots(2)))
         try store.write { try $0.put(bytes("k"), bytes("0"), in: "shared") }
-        // A format-1 reader slot naming this (live) process and root 1, as left by an older
-        // version or by a process whose id was later reused: it must pin nothing.
-        try pokeLockFile(path, offset: 64, value: UInt64(getpid()))
-        try pokeLockFile(path, offset: 72, value: 1)
+        // A reader slot naming this (live) process and root 1 that no handle holds, as left by a
+        // crash before a reboot or by a process whose id was later reused: it must pin nothing.
+        let staleSlot = UInt64(64 + 16 * 7)
+        try pokeLockFile(path, offset: staleSlot, value: UInt64(getpid()))
+        try pokeLockFile(path, offset: staleSlot + 8, value: 1)
 
         let helper = try InteractiveHelper.start(["pin", path])
         let pinned = try #require(helper.lines(until: "ready").first.flatMap { UInt64($0) })
@@ -235,6 +236,29 @@ struct SharedStoreTests {
         #expect(try store.history().count <= 3, "roots pinned by a dead process or a stale slot were kept")
         #expect(try store.verify().problems == [])
         try store.close()
+    }
+
+    @Test func aReaderThroughAnotherNameKeepsItsRootWhileAWriterPrunes() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-pins")
+        try FileManager.default.createDirectory(atPath: directory.file("elsewhere"), withIntermediateDirectories: true)
+        let path = directory.file("store.chrono")
+        let hardLink = directory.file("elsewhere/linked.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(retention: .lastRoots(2)))
+        try store.write { try $0.put(bytes("k"), bytes("0"), in: "shared") }
+        try store.close()
+        try FileManager.default.linkItem(atPath: path, toPath: hardLink)
+
+        let helper = try InteractiveHelper.start(["pin", hardLink])
+        let pinned = try #require(helper.lines(until: "ready").first.flatMap { UInt64($0) })
+        let writer = try Store.open(at: path)
+        for index in 1...30 { try writer.write { try $0.put(bytes("k"), bytes("\(index)"), in: "shared") } }
+        let old = try writer.beginRead(at: .root(TransactionID(pinned)))
+        #expect(try old.value(forKey: bytes("k"), in: "shared") == bytes("0"))
+        old.close()
+        #expect(try writer.verify().problems == [])
+        let (status, errors) = helper.finish()
+        #expect(status == 0, "\(errors)")
+        try writer.close()
     }
 
     @Test func transactionIdsNeverRepeatAfterARebootWhoeverOpensFirst() throws {

@@ -47,6 +47,7 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 
     // Environment
     case writesDisabledAfterSyncFailure(underlying: IOError)
+    case tooManyProcesses(limit: Int)
     case io(IOError)
     case commitDidNotConverge
 
@@ -120,6 +121,7 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .writesDisabledAfterSyncFailure(let error):
             return "writes are disabled until the store is reopened, because a sync failed: \(error)"
         case .readOnlyStore(let path): return "\(path) was opened read-only"
+        case .tooManyProcesses(let limit): return "more than \(limit) handles have this store open"
         case .storeReplaced(let path): return "\(path) was replaced by another file since it was opened; open it again"
         case .io(let error): return error.description
         case .commitDidNotConverge: return "internal error: free-space bookkeeping did not settle during commit"

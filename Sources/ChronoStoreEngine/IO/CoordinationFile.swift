@@ -15,12 +15,21 @@ internal import ChronoAtomics
 /// | 32 | 8 | device of the data file these words describe |
 /// | 40 | 8 | inode of the data file these words describe |
 /// | 48 | 8 | synced sequence: the highest header-slot sequence whose writer's sync succeeded |
-/// | 56 | 4040 | reserved (format 1 kept reader slots at 64 + 16·i; they are ignored now) |
+/// | 56 | 8 | reserved (0) |
+/// | 64 + 16·i | 8 | reader slot i: owner process id (informational; format-1 libraries read it) |
+/// | 72 + 16·i | 8 | reader slot i: oldest root the owner handle's readers may read (0 = none) |
 ///
-/// Every word is read and written with sequentially consistent atomics. Locks and reader pins
-/// do not live here but on the data file itself (``FileLocks``), so they follow the file, not its
-/// name. The file is created whole (written under a temporary name, then linked into place) and
-/// never removed, since another process may be opening it at the same moment.
+/// There are (4096 − 64) / 16 = 252 reader slots. A read-write handle owns one slot for its
+/// life: it holds an exclusive byte-range lock on byte 2^40 + i of this file (an
+/// open-file-description lock on Linux), which the kernel drops when the handle closes or its
+/// process dies. A slot's pin counts only while that lock is held, so a dead process, a reused
+/// process id, another PID namespace or a reboot never leaves a pin behind. Pins are plain
+/// atomic stores, so a read transaction makes no system call.
+///
+/// Every word is read and written with sequentially consistent atomics. The writer lock is on the
+/// data file itself (``FileLocks``), so it follows the file, not its name. The file is created
+/// whole (written under a temporary name, then linked into place) and never removed, since
+/// another process may be opening it at the same moment.
 /// `@unchecked Sendable`: the mapping is shared memory by design; every access is atomic.
 package final class CoordinationFile: @unchecked Sendable {
     package static let byteCount = 4096
@@ -31,11 +40,18 @@ package final class CoordinationFile: @unchecked Sendable {
     static let deviceOffset = 32
     static let inodeOffset = 40
     static let syncedSequenceOffset = 48
+    static let firstSlotOffset = 64
+    static let slotByteCount = 16
+    package static let slotCount = (byteCount - firstSlotOffset) / slotByteCount
+    /// Slot i's liveness lock is on byte `livenessBase + i` (past the end: locks need no bytes).
+    static let livenessBase: Int64 = 1 << 40
 
     package let path: String
     private let descriptor: Int32
     private let mapping: UnsafeMutableRawPointer
     let isWritable: Bool
+    /// The reader slot this handle owns (read-write handles only).
+    private(set) var slotIndex: Int?
 
     /// Opens the lock file at `path` for the data file `identity`, creating it whole if missing.
     /// With `readOnly`, opens an existing one for reading only and returns nil when there is none.
@@ -64,6 +80,7 @@ package final class CoordinationFile: @unchecked Sendable {
         }
         let file = CoordinationFile(path: path, descriptor: descriptor, mapping: mapping, writable: true)
         file.adopt(identity)
+        try file.claimSlot()
         return file
     }
 
@@ -114,7 +131,16 @@ package final class CoordinationFile: @unchecked Sendable {
     /// A lock file last used for another data file at this path (the store was replaced or
     /// recreated) describes nothing about this one: forget its failures.
     private func adopt(_ identity: FileIdentity) {
-        guard load(Self.deviceOffset) != identity.device || load(Self.inodeOffset) != identity.inode else { return }
+        let device = load(Self.deviceOffset)
+        let inode = load(Self.inodeOffset)
+        guard device != identity.device || inode != identity.inode else { return }
+        if device == 0 && inode == 0 {
+            // A new lock file: its words are zero already. Several first openers may race here;
+            // none may reset what another already recorded.
+            _ = chrono_atomic_compare_exchange(word(Self.deviceOffset), 0, identity.device)
+            _ = chrono_atomic_compare_exchange(word(Self.inodeOffset), 0, identity.inode)
+            return
+        }
         chrono_atomic_store(word(Self.syncFailureOffset), 0)
         chrono_atomic_store(word(Self.syncedSequenceOffset), 0)
         chrono_atomic_store(word(Self.deviceOffset), identity.device)
@@ -196,6 +222,54 @@ package final class CoordinationFile: @unchecked Sendable {
     package func recordSynced(sequence: UInt64) {
         guard isWritable else { return }
         _ = chrono_atomic_raise(word(Self.syncedSequenceOffset), sequence)
+    }
+
+    // MARK: - Reader slots
+
+    /// Claims the first slot whose liveness lock nobody holds; its words are stale, so reset.
+    private func claimSlot() throws {
+        for index in 0..<Self.slotCount {
+            let byte = Self.livenessBase + Int64(index)
+            if Platform.rangeLock(descriptor, start: byte, length: 1, kind: .exclusive, wait: false) == 0 {
+                chrono_atomic_store(word(slotOffset(index) + 8), 0)
+                chrono_atomic_store(word(slotOffset(index)), UInt64(UInt32(bitPattern: Platform.processIdentifier)))
+                slotIndex = index
+                return
+            }
+            let code = Platform.lastError
+            guard code == Platform.tryAgain || code == Platform.accessDenied else {
+                throw IOError(operation: "fcntl(reader slot)", path: path, code: code)
+            }
+        }
+        throw StoreError.tooManyProcesses(limit: Self.slotCount)
+    }
+
+    private func slotOffset(_ index: Int) -> Int { Self.firstSlotOffset + index * Self.slotByteCount }
+
+    /// Advertises the oldest root this handle's readers may read (0: none). One atomic store.
+    package func advertiseOldestRead(_ transaction: UInt64) {
+        guard let slotIndex else { return }
+        chrono_atomic_store(word(slotOffset(slotIndex) + 8), transaction)
+    }
+
+    /// The oldest root advertised by any other live handle, or nil. Costs one lock query per
+    /// slot that holds a pin.
+    package func oldestReadByOthers() throws -> UInt64? {
+        var oldest: UInt64?
+        for index in 0..<Self.slotCount where index != slotIndex {
+            let transaction = load(slotOffset(index) + 8)
+            guard transaction != 0, oldest.map({ transaction < $0 }) ?? true else { continue }
+            guard let holder = Platform.rangeLockHolder(descriptor, start: Self.livenessBase + Int64(index), length: 1) else {
+                throw IOError(operation: "fcntl(test reader slot)", path: path, code: Platform.lastError)
+            }
+            if holder >= 0 { oldest = transaction }
+        }
+        return oldest
+    }
+
+    /// Clears this handle's pin (the store was closed); the slot is freed when the file closes.
+    package func releaseSlot() {
+        advertiseOldestRead(0)
     }
 
     /// A full fence between publishing a pin and reading the change counter again.

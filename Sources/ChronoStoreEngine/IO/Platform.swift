@@ -119,11 +119,20 @@ enum Platform {
         _ = munmap(address, byteCount)
     }
 
+    static var processIdentifier: Int32 { getpid() }
+
     /// The device and inode of an open file.
     static func identity(of descriptor: Int32) -> FileIdentity? {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return nil }
         return FileIdentity(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
+    }
+
+    /// The number of hard links of an open file.
+    static func linkCount(of descriptor: Int32) -> Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return Int(status.st_nlink)
     }
 
     /// The device and inode of the file a path names now (following symbolic links).

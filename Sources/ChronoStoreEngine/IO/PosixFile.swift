@@ -20,6 +20,9 @@ package final class PosixFile: StoreFile {
 
     deinit { _ = Platform.close(descriptor) }
 
+    /// How many hard links the file has (1 when unknown).
+    package var linkCount: Int { Platform.linkCount(of: descriptor) ?? 1 }
+
     /// The device and inode of the open file.
     package func identity() throws -> FileIdentity {
         guard let identity = Platform.identity(of: descriptor) else {

@@ -33,6 +33,38 @@ enum Recovery {
         }
     }
 
+    /// Recovery without the writer lock, while another process may be committing: nothing pins
+    /// the states it reads, so a state the header named when it was read can be freed and its
+    /// pages reused before the checks read them. That takes at least one newer header slot, so
+    /// a failure after the newest sequence grew is retried; any other failure stands.
+    static func recoverWhileOthersWrite(
+        _ pageFile: PageFile, path: String, syncedSequence: () -> UInt64
+    ) throws -> Outcome {
+        while true {
+            let newestBefore = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
+            do {
+                return try recover(pageFile, path: path, syncedSequence: syncedSequence(), holdsWriter: false)
+            } catch let error as StoreError {
+                let newestAfter = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
+                guard newestAfter > newestBefore else { throw error }
+                pageFile.forgetByteCount()
+            }
+        }
+    }
+
+    /// The slots without the newest one when that one may belong to a commit still syncing
+    /// (flagged "sync pending" and not known synced). Only the newest slot can be in flight: a
+    /// writer always builds on the state the other slot names. A lone valid slot is kept: the
+    /// other one is being rewritten (read torn), so the writer took this one as its base.
+    static func withoutUnfinishedNewest(
+        _ header: [(index: Int, slot: HeaderSlot)], syncedSequence: UInt64
+    ) -> [(index: Int, slot: HeaderSlot)] {
+        guard header.count > 1, let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }),
+            !newest.slot.isSynced(upTo: syncedSequence)
+        else { return header }
+        return header.filter { $0.index != newest.index }
+    }
+
     /// Reads a state record and its head root.
     static func loadSnapshot(_ state: PageReference, reader: SnapshotReader) throws -> StoreSnapshot {
         let statePage = try reader.pageFile.read(state, kind: .state, pageCount: reader.pageCount, cached: false)
@@ -50,7 +82,8 @@ enum Recovery {
     ///   - holdsWriter: false when another process may hold the writer lock: then a slot whose
     ///     sync is not known to have finished belongs to a commit that may yet fail, and is skipped.
     static func recover(_ pageFile: PageFile, path: String, syncedSequence: UInt64 = 0, holdsWriter: Bool = true) throws -> Outcome {
-        let header = try readHeaderSlots(pageFile).filter { holdsWriter || $0.slot.isSynced(upTo: syncedSequence) }
+        var header = try readHeaderSlots(pageFile)
+        if !holdsWriter { header = withoutUnfinishedNewest(header, syncedSequence: syncedSequence) }
         let byteCount: UInt64
         do { byteCount = try pageFile.file.byteCount() } catch let error as IOError { throw StoreError.io(error) }
         let highest = header.map(\.slot.sequence).max() ?? 0
@@ -155,3 +188,4 @@ enum Recovery {
         try pageFile.write(buffers)
     }
 }
+

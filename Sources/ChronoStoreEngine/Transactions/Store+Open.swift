@@ -107,7 +107,8 @@ extension Store {
             coordination = try CoordinationFile.open(path: resolved + ".lock", identity: identity, readOnly: readOnly)
         } catch let error as IOError { throw StoreError.io(error) }
         let access = StoreAccess(
-            coordination: coordination, fileLocks: locks, identity: identity, resolvedPath: resolved, isReadOnly: readOnly)
+            coordination: coordination, fileLocks: locks, identity: identity, resolvedPath: resolved, isReadOnly: readOnly,
+            hasSeveralNames: file.linkCount > 1)
         // Recovery needs the writer lock to mark anything; without waiting for a busy writer,
         // open its newest finished state instead and leave the marking to the first write.
         let holdsWriter: Bool
@@ -167,12 +168,20 @@ extension Store {
     ) throws -> Store {
         let cache = PageCache(pageCapacity: 64)
         let pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: cache)
+        // Commits published from here on are noticed by the first read (and their pages are
+        // not trusted before it pins).
+        let counterBeforeRecovery = access.coordination?.changeCounter ?? 0
         // Without a lock file no other process can be writing (a writer makes one): then every
         // slot that checks out may be adopted.
-        let outcome = try Recovery.recover(
-            pageFile, path: path, syncedSequence: access.coordination?.syncedSequence ?? 0,
-            holdsWriter: (holdsWriter && !access.isReadOnly) || access.coordination == nil)
+        let outcome: Recovery.Outcome
+        if (holdsWriter && !access.isReadOnly) || access.coordination == nil {
+            outcome = try Recovery.recover(pageFile, path: path, syncedSequence: access.coordination?.syncedSequence ?? 0)
+        } else {
+            let coordination = access.coordination
+            outcome = try Recovery.recoverWhileOthersWrite(pageFile, path: path) { coordination?.syncedSequence ?? 0 }
+        }
         let store = Store(path: path, file: file, preamble: preamble, options: options, access: access, recovered: outcome)
+        store.rememberChangeCounter(counterBeforeRecovery)
         // A durable commit needs no marking: its writer synced it before it let go of the lock,
         // and it marks its state verified when it closes. Otherwise the chosen state may have
         // reached only the OS cache (or its sync failed), and recovery may have walked back

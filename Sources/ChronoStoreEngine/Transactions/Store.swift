@@ -18,6 +18,8 @@ package final class Store: @unchecked Sendable {
     let resolvedPath: String
     /// Opened with `readOnly`: nothing is ever written, to the data file or beside it.
     package let isReadOnly: Bool
+    /// The data file had more than one hard link when opened.
+    let hasSeveralNames: Bool
     let writerGate = WriterGate()
 
     let lock = Lock()
@@ -44,6 +46,7 @@ package final class Store: @unchecked Sendable {
         self.identity = access.identity
         self.resolvedPath = access.resolvedPath ?? path
         self.isReadOnly = access.isReadOnly
+        self.hasSeveralNames = access.hasSeveralNames
         let pageCapacity = max(16, options.cacheByteCount / preamble.pageSize)
         self.pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: PageCache(pageCapacity: pageCapacity))
         self.published = recovered.snapshot
@@ -120,13 +123,21 @@ package final class Store: @unchecked Sendable {
         }
     }
 
-    /// Publishes this store's oldest pinned root as a lock on the data file, where writers of
-    /// every other open file (any process, any name) see it.
+    /// Publishes this store's oldest pinned root where writers of other handles see it: in its
+    /// reader slot of the lock file (one atomic store), and, for a handle without a slot (read-only)
+    /// or a store with several hard links (other names use other lock files), also as a lock on
+    /// the data file itself (a system call, only when the oldest pin changes).
     func advertiseLocked() throws {
-        do { try fileLocks?.pinOldestRead(pins.keys.min()?.rawValue ?? 0) } catch let error as IOError {
+        let oldest = pins.keys.min()?.rawValue ?? 0
+        coordination?.advertiseOldestRead(oldest)
+        guard pinsOnDataFile else { return }
+        do { try fileLocks?.pinOldestRead(oldest) } catch let error as IOError {
             throw StoreError.io(error)
         }
     }
+
+    /// Whether pins are also advertised as locks on the data file.
+    private var pinsOnDataFile: Bool { fileLocks != nil && (coordination?.slotIndex == nil || hasSeveralNames) }
 
     // MARK: - The writer
 
@@ -190,6 +201,12 @@ package final class Store: @unchecked Sendable {
     /// The floor this process reserved ids up to (raised past lost ids after a crash).
     var reservedTransactionFloor: UInt64 { lock.withLock { transactionFloor.rawValue } }
 
+    /// The change counter as it was before recovery read the header: any commit published since
+    /// makes the first read refresh.
+    func rememberChangeCounter(_ counter: UInt64) {
+        lock.withLock { seenChangeCounter = counter }
+    }
+
     /// Opened without the writer lock on a state that may not be synced: the first write syncs
     /// and marks it before building on it.
     func expectUnsyncedNewest() {
@@ -239,10 +256,16 @@ package final class Store: @unchecked Sendable {
         }
     }
 
-    /// The oldest root a reader of another open file (any process) may read, or nil.
+    /// The oldest root a reader of another handle (any process, any name) may read, or nil.
     private func oldestReadElsewhere() -> UInt64? {
         // A failed query must not free pages someone reads: then treat everything as pinned.
-        do { return try fileLocks?.oldestReadElsewhere() } catch { return 1 }
+        do {
+            let inSlots = try coordination?.oldestReadByOthers()
+            let onFile = try fileLocks?.oldestReadElsewhere()
+            return [inSlots, onFile].compactMap { $0 }.min()
+        } catch {
+            return 1
+        }
     }
 
     /// Pages released at or before this transaction may be reused: it is durable, and no reader
@@ -408,6 +431,7 @@ package final class Store: @unchecked Sendable {
         guard !(lock.withLock { isClosed }) else { return }
         defer {
             lock.withLock { isClosed = true }
+            coordination?.releaseSlot()
             fileLocks?.markClosed()
         }
         guard (lock.withLock { failure }) == nil, !isReadOnly, !(lock.withLock { replaced }) else { return }
@@ -483,7 +507,7 @@ package final class Store: @unchecked Sendable {
                 try recoverAbandonedCommit()
                 return
             }
-            header.removeAll { !$0.slot.isSynced(upTo: synced) }
+            header = Recovery.withoutUnfinishedNewest(header, syncedSequence: synced)
         }
         guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
         let (current, highest) = lock.withLock { (published, slots.highestSequence) }
@@ -491,7 +515,16 @@ package final class Store: @unchecked Sendable {
         var snapshot = current
         if newest.slot.state.birth > current.transaction {
             let reader = SnapshotReader(pageFile: pageFile, pageCount: UInt64.max)
-            snapshot = try Recovery.loadSnapshot(newest.slot.state, reader: reader)
+            do {
+                snapshot = try Recovery.loadSnapshot(newest.slot.state, reader: reader)
+            } catch let error as StoreError where error.isDamage && !holdingWriter {
+                // Unpinned, the state can be freed and reused by later commits before it is read;
+                // then a newer slot exists: read the header again.
+                let newestNow = try Recovery.readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
+                guard newestNow > newest.slot.sequence else { throw error }
+                try refreshFromHeader()
+                return
+            }
         } else if newest.slot.state != current.stateReference {
             return  // a torn or older view; the next change will be noticed again
         }

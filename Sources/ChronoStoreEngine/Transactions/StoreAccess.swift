@@ -11,4 +11,6 @@ struct StoreAccess {
     /// The store's path with symbolic links resolved.
     var resolvedPath: String?
     var isReadOnly = false
+    /// The data file had more than one hard link when it was opened.
+    var hasSeveralNames = false
 }
