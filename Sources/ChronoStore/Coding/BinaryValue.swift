@@ -17,8 +17,13 @@
 /// | 8 | bytes (`Data`) | varint byte count, bytes |
 /// | 9 | array | varint element count, elements |
 /// | 10 | object | varint field count, then per field: varint key length, UTF-8 key, value |
-/// | 11 | Date | 8 bytes, little-endian Double, seconds since 1970 |
+/// | 11 | Date, earlier versions (read only) | 8 bytes, little-endian Double, seconds since 1970 |
 /// | 12 | UUID | 16 bytes |
+/// | 13 | Date | 8 bytes, little-endian Double, `timeIntervalSinceReferenceDate` (seconds since 2001) |
+///
+/// Tag 13 stores the `Double` a `Date` holds, so dates round-trip bit for bit. Tag 11, written by
+/// earlier versions, went through seconds since 1970, which rounds; it is still read, and decodes
+/// to the same `Date` it always did.
 ///
 /// Because every node names its kind and every object names its keys, a reader that does not
 /// know the Swift type can still print the record (see ``ChronoBinaryCoder/jsonDescription(of:)``).
@@ -33,7 +38,10 @@ indirect enum BinaryValue: Equatable, Sendable {
     case bytes([UInt8])
     case array([BinaryValue])
     case object([(String, BinaryValue)])
+    /// A `Date` as its `timeIntervalSinceReferenceDate` (tag 13).
     case date(Double)
+    /// A `Date` written by earlier versions as seconds since 1970 (tag 11).
+    case legacyDate(Double)
     case uuid([UInt8])
 
     static func == (lhs: BinaryValue, rhs: BinaryValue) -> Bool {
@@ -49,7 +57,7 @@ indirect enum BinaryValue: Equatable, Sendable {
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)), (.legacyDate(let a), .legacyDate(let b)): return a.bitPattern == b.bitPattern
         default: return false
         }
     }
@@ -93,6 +101,9 @@ extension BinaryValue {
                 value.write(to: &bytes)
             }
         case .date(let seconds):
+            bytes.append(13)
+            Self.writeLittleEndian(seconds.bitPattern, to: &bytes)
+        case .legacyDate(let seconds):
             bytes.append(11)
             Self.writeLittleEndian(seconds.bitPattern, to: &bytes)
         case .uuid(let value):
@@ -163,8 +174,9 @@ struct BinaryValueReader {
             fields.reserveCapacity(count)
             for _ in 0..<count { fields.append((try readString(), try readValue(depth: depth + 1))) }
             return .object(fields)
-        case 11: return .date(Double(bitPattern: try readLittleEndian(UInt64.self)))
+        case 11: return .legacyDate(Double(bitPattern: try readLittleEndian(UInt64.self)))
         case 12: return .uuid(try readBytes(16))
+        case 13: return .date(Double(bitPattern: try readLittleEndian(UInt64.self)))
         default: throw malformed("unknown tag \(tag) at byte \(offset - 1)")
         }
     }
