@@ -127,6 +127,14 @@ enum WidePropertyListFormat: DatastoreFormat {
         #expect(back.baseURL == nil && back.absoluteString == "https://example.com/a/b/c")
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func binaryAndPropertyListCodersRefuse128BitIntegers() throws {
+        for coder in [ValueCoder.binary, .propertyList] {
+            #expect(throws: EncodingError.self) { try coder.encode(Box(value: Int128.max)) }
+            #expect(throws: EncodingError.self) { try coder.encode(Box(value: UInt128(1))) }
+        }
+    }
+
     @Test func noCoderTellsANestedNilFromNil() throws {
         // Codable itself writes Optional(Optional.none) as nil: no coder can keep it.
         for coder in [ValueCoder.binary, .json, .propertyList] {

@@ -12,8 +12,9 @@ import Foundation
 /// Round trips are exact: every integer width, `Float` and `Double` bit for bit (−0, subnormals,
 /// infinities, NaN payloads including signalling NaNs), `Date`, `Decimal`, `URL`, `UUID`, `Data`,
 /// strings as their exact scalars (no normalization), and class hierarchies encoded through
-/// `superEncoder()`. Only what `Codable` itself cannot express is lost (see the Keys and Coding
-/// article).
+/// `superEncoder()`. Lost is only what `Codable` itself cannot express (a nested optional holding
+/// nil); `Int128` and `UInt128` are refused with an `EncodingError`. The Keys and Coding article
+/// compares the three coders.
 ///
 /// Thread safety: a stateless value type; `Sendable`. Cost: O(size of the value) both ways.
 public struct ChronoBinaryCoder: Sendable {
