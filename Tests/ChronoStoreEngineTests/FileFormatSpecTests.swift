@@ -154,4 +154,70 @@ struct FileFormatSpecTests {
         #expect(try spec.snapshots().map { [$0.0, "\($0.1)"] } == [["kept", "4"]])
         #expect(spec.state.retentionKind == 1 && spec.state.retentionParameter == 3)
     }
+
+    // MARK: - The structural checks behind malformedPage, exactly as the spec lists them
+
+    /// A store whose collection "c" is one leaf: keys a, b, c inline and "d" in overflow pages.
+    /// Returns its path and the leaf's file offset.
+    static func oneLeafStore(in directory: TemporaryDirectory) throws -> (String, Int) {
+        let path = directory.file("leaf.chrono")
+        let store = try Store.create(at: path)
+        try store.write { transaction in
+            for key in ["a", "b", "c"] { try transaction.put(bytes(key), bytes("value \(key)"), in: "c") }
+            try transaction.put(bytes("d"), [UInt8](repeating: 7, count: 10_000), in: "c")
+        }
+        let reader = try store.beginRead()
+        let leaf = try #require(try reader.collectionEntry(CollectionEntry.validateName("c"))).root.page.rawValue
+        reader.close()
+        try store.close()
+        return (path, Int(leaf) * 4096)
+    }
+
+    /// Applies `edit` to a copy of the leaf, reseals its checksum, and reads the whole collection.
+    static func readAfterEditing(_ edit: (inout [UInt8], Int) -> Void) throws -> Result<[String], any Error> {
+        let directory = try TemporaryDirectory()
+        let (path, leaf) = try oneLeafStore(in: directory)
+        var image = try RawFile.bytes(path)
+        edit(&image, leaf)
+        let checksum = SpecReader.crc32c(image[(leaf + 4)..<(leaf + 4096)])
+        for index in 0..<4 { image[leaf + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
+        try RawFile.write(path, image)
+        let store = try Store.open(at: path)
+        defer { try? store.close() }
+        return Result { try entries(store.beginRead(), "c").map { text($0.0)! } }
+    }
+
+    static func isMalformedPage(_ result: Result<[String], any Error>) -> Bool {
+        guard case .failure(StoreError.malformedPage) = result else { return false }
+        return true
+    }
+
+    static func entryOffset(_ image: [UInt8], _ leaf: Int, _ index: Int) -> Int {
+        leaf + Int(SpecReader.u16(image, leaf + 24 + 2 * index))
+    }
+
+    @Test func leafChecksAreExactlyTheOnesTheSpecLists() throws {
+        // Untouched: four keys, in order.
+        #expect(try Self.readAfterEditing { _, _ in }.get() == ["a", "b", "c", "d"])
+        // A leaf key of length 0 is rejected.
+        let emptyKey = try Self.readAfterEditing { image, leaf in
+            let entry = Self.entryOffset(image, leaf, 0)
+            image[entry] = 0
+            image[entry + 1] = 0
+        }
+        #expect(Self.isMalformedPage(emptyKey))
+        // An entry offset inside the offset array is rejected.
+        let insideArray = try Self.readAfterEditing { image, leaf in image[leaf + 24] = 26; image[leaf + 25] = 0 }
+        #expect(Self.isMalformedPage(insideArray))
+        // Any value field with bit 31 set is an overflow reference, not only 0x80000000.
+        let marker = try Self.readAfterEditing { image, leaf in image[Self.entryOffset(image, leaf, 3) + 2] |= 0x05 }
+        #expect(try marker.get() == ["a", "b", "c", "d"])
+        // Key order is not checked: swapped offsets read back in page order.
+        let swapped = try Self.readAfterEditing { image, leaf in
+            let first = Array(image[(leaf + 24)..<(leaf + 26)])
+            image.replaceSubrange((leaf + 24)..<(leaf + 26), with: image[(leaf + 26)..<(leaf + 28)])
+            image.replaceSubrange((leaf + 26)..<(leaf + 28), with: first)
+        }
+        #expect(try swapped.get() == ["b", "a", "c", "d"])
+    }
 }
