@@ -128,11 +128,42 @@ enum WidePropertyListFormat: DatastoreFormat {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func binaryAndPropertyListCodersRefuse128BitIntegers() throws {
-        for coder in [ValueCoder.binary, .propertyList] {
-            #expect(throws: EncodingError.self) { try coder.encode(Box(value: Int128.max)) }
-            #expect(throws: EncodingError.self) { try coder.encode(Box(value: UInt128(1))) }
+    struct Wide: Codable, Equatable, Sendable {
+        var signed: [Int128]
+        var unsigned: [UInt128]
+        var pair: [String: Int128]
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func binaryAndJSONCodersCarry128BitIntegersAndPropertyListsRefuseThem() throws {
+        let seed = SeededGenerator.seed()
+        print("CodingPropertyTests 128-bit seed: \(seed) (replay with CHRONO_SEED=\(seed))")
+        var random = SeededGenerator(seed: seed)
+        func signed() -> Int128 {
+            let extremes: [Int128] = [.min, .max, 0, -1, Int128(Int64.min) - 1, Int128(Int64.max) + 1, Int128(Int64.min)]
+            return random.next() % 2 == 0
+                ? extremes[Int(random.next() % 7)] : Int128(Int64(bitPattern: random.next())) << 64 | Int128(random.next())
         }
+        func unsigned() -> UInt128 {
+            let extremes: [UInt128] = [.max, 0, UInt128(UInt64.max), UInt128(UInt64.max) + 1]
+            return random.next() % 2 == 0 ? extremes[Int(random.next() % 4)] : UInt128(random.next()) << 64 | UInt128(random.next())
+        }
+        for _ in 0..<Self.directCases {
+            let wide = Wide(signed: (0..<3).map { _ in signed() }, unsigned: (0..<3).map { _ in unsigned() }, pair: ["k": signed()])
+            for coder in [ValueCoder.binary, .json] {
+                #expect(try coder.decode(Wide.self, from: coder.encode(wide)) == wide, "\(coder) \(wide), seed \(seed)")
+            }
+            let json = try ChronoBinaryCoder.jsonDescription(of: ChronoBinaryCoder().encode(wide.signed + wide.unsigned.map { Int128(truncatingIfNeeded: $0) }))
+            #expect(json == "[" + (wide.signed + wide.unsigned.map { Int128(truncatingIfNeeded: $0) }).map(String.init).joined(separator: ",") + "]")
+        }
+        #expect(try ChronoBinaryCoder.jsonDescription(of: ChronoBinaryCoder().encode([UInt128.max])) == "[\(UInt128.max)]")
+        // Too wide for the type asked for: a DecodingError, never a trap.
+        let coder = ChronoBinaryCoder()
+        #expect(throws: DecodingError.self) { try coder.decode(Int64.self, from: coder.encode(Int128(Int64.max) + 1)) }
+        #expect(throws: DecodingError.self) { try coder.decode(Int128.self, from: coder.encode(UInt128.max)) }
+        #expect(throws: DecodingError.self) { try coder.decode(UInt128.self, from: coder.encode(Int128.min)) }
+        #expect(try coder.decode(UInt128.self, from: coder.encode(Int128.max)) == UInt128(Int128.max))
+        #expect(throws: EncodingError.self) { try ValueCoder.propertyList.encode(Box(value: Int128.max)) }
     }
 
     @Test func noCoderTellsANestedNilFromNil() throws {

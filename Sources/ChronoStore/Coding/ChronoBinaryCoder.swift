@@ -9,12 +9,11 @@ import Foundation
 /// bytes, the `Double` seconds since 2001 a `Date` holds, 16 bytes). Integers are varints, so small
 /// numbers take 2 bytes.
 ///
-/// Round trips are exact: every integer width, `Float` and `Double` bit for bit (−0, subnormals,
+/// Round trips are exact: every integer width (`Int128` and `UInt128` included), `Float` and `Double` bit for bit (−0, subnormals,
 /// infinities, NaN payloads including signalling NaNs), `Date`, `Decimal`, `URL`, `UUID`, `Data`,
 /// strings as their exact scalars (no normalization), and class hierarchies encoded through
 /// `superEncoder()`. Lost is only what `Codable` itself cannot express (a nested optional holding
-/// nil); `Int128` and `UInt128` are refused with an `EncodingError`. The Keys and Coding article
-/// compares the three coders.
+/// nil). The Keys and Coding article compares the three coders.
 ///
 /// Thread safety: a stateless value type; `Sendable`. Cost: O(size of the value) both ways.
 public struct ChronoBinaryCoder: Sendable {
@@ -96,6 +95,7 @@ package enum JSONRendering {
             text += "}"
         case .date(let seconds): renderDate(Date(timeIntervalSinceReferenceDate: seconds), into: &text)
         case .legacyDate(let seconds): renderDate(Date(timeIntervalSince1970: seconds), into: &text)
+        case .wideSigned, .wideUnsigned: text += value.wideDecimal ?? "0"
         case .uuid(let bytes):
             let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))

@@ -49,6 +49,8 @@ struct BinaryDecoderImplementation: Decoder {
         switch value {
         case .signed(let number): converted = T(exactly: number)
         case .unsigned(let number): converted = T(exactly: number)
+        case .wideSigned(let high, let low): converted = BinaryValue.wide(T.self, negative: high < 0, high: UInt64(bitPattern: high), low: low)
+        case .wideUnsigned(let high, let low): converted = BinaryValue.wide(T.self, negative: false, high: high, low: low)
         default: throw mismatch("an integer", found: value, codingPath: codingPath)
         }
         guard let converted else {
@@ -98,7 +100,7 @@ extension BinaryValue {
         switch self {
         case .null: "nil"
         case .bool: "a Bool"
-        case .signed, .unsigned: "an integer"
+        case .signed, .unsigned, .wideSigned, .wideUnsigned: "an integer"
         case .double, .float: "a floating-point number"
         case .string: "a string"
         case .bytes: "bytes"
@@ -253,5 +255,39 @@ struct BinarySingleDecoder: SingleValueDecodingContainer {
             return try BinaryDecoderImplementation.integer(integerType, from: value, codingPath: codingPath) as! T
         }
         return try BinaryDecoderImplementation.decode(type, from: value, codingPath: codingPath)
+    }
+}
+
+// MARK: - 128-bit integers
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryKeyedDecoder {
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 {
+        try BinaryDecoderImplementation.integer(type, from: field(key), codingPath: path(key))
+    }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
+        try BinaryDecoderImplementation.integer(type, from: field(key), codingPath: path(key))
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryUnkeyedDecoder {
+    mutating func decode(_ type: Int128.Type) throws -> Int128 {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.integer(type, from: value, codingPath: path)
+    }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.integer(type, from: value, codingPath: path)
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinarySingleDecoder {
+    func decode(_ type: Int128.Type) throws -> Int128 {
+        try BinaryDecoderImplementation.integer(type, from: value, codingPath: codingPath)
+    }
+    func decode(_ type: UInt128.Type) throws -> UInt128 {
+        try BinaryDecoderImplementation.integer(type, from: value, codingPath: codingPath)
     }
 }

@@ -218,3 +218,23 @@ struct BinarySingleEncoder: SingleValueEncodingContainer {
         try BinaryEncoderImplementation.encode(value, into: box, codingPath: codingPath)
     }
 }
+
+// MARK: - 128-bit integers
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryKeyedEncoder {
+    mutating func encode(_ value: Int128, forKey key: Key) throws { put(.integer(value), key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { put(.integer(value), key) }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryUnkeyedEncoder {
+    mutating func encode(_ value: Int128) throws { put(.integer(value)) }
+    mutating func encode(_ value: UInt128) throws { put(.integer(value)) }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinarySingleEncoder {
+    mutating func encode(_ value: Int128) throws { put(.integer(value)) }
+    mutating func encode(_ value: UInt128) throws { put(.integer(value)) }
+}
