@@ -1,6 +1,7 @@
 // Regression tests for the binary coder's exactness: Date, superEncoder, signalling NaN Floats,
 // records written before the Date fix, and index entries for values that do not survive a coder.
 import ChronoStore
+import ChronoStoreEngine
 import ChronoStoreTestSupport
 import Foundation
 import Testing
@@ -110,6 +111,16 @@ enum PriceFormat: DatastoreFormat {
     static var indexes: [AnyDatastoreIndex<Self>] { [AnyDatastoreIndex(amount)] }
 }
 
+struct Visit: Codable, Sendable, Equatable, Identifiable {
+    var id: Int
+    var when: Date
+}
+
+enum VisitFormat: DatastoreFormat {
+    typealias Instance = Visit
+    static let name = "visits"
+}
+
 @Suite struct BinaryCoderExactnessTests {
     let coder = ChronoBinaryCoder()
 
@@ -191,5 +202,30 @@ enum PriceFormat: DatastoreFormat {
         try await prices.delete(2)
         #expect(try await prices.load(PriceFormat.amount, in: .all).collect().map(\.id) == [1])
         #expect(try await prices.load(PriceFormat.amount, equalTo: 0.1).collect().isEmpty)
+    }
+
+    @Test func aStoreHoldingRecordsOfTheOldDateTagLoadsThemAndRewritesThemExactly() async throws {
+        // A record as earlier versions stored it: envelope (binary coder, version 1), then an
+        // object whose Date field has tag 11 (seconds since 1970).
+        let directory = try TemporaryDirectory(prefix: "legacy")
+        let path = directory.file("legacy.chrono")
+        let since1970 = 1_785_000_000.001237
+        var payload: [UInt8] = [10, 2, 2] + Array("id".utf8) + [3, 2]  // "id": 1 (zig-zag 2)
+        payload += [4] + Array("when".utf8) + [11] + withUnsafeBytes(of: since1970.bitPattern.littleEndian) { Array($0) }
+        let engine = try Store.create(at: path)
+        try engine.write { try $0.put(1.orderedKeyBytes, [1, 1] + payload, in: VisitFormat.name) }
+        try engine.close()
+
+        let store = try ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
+        let visits = store.datastore(VisitFormat.self)
+        let old = try #require(try await visits.load(1))
+        #expect(old.when == Date(timeIntervalSince1970: since1970))
+        let exact = Date(timeIntervalSinceReferenceDate: 785_000_000.001237)
+        try await visits.persist(Visit(id: 1, when: exact))
+        try await store.close()
+        let reopened = try ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
+        let loaded = try #require(try await reopened.datastore(VisitFormat.self).load(1))
+        #expect(loaded.when.timeIntervalSinceReferenceDate.bitPattern == exact.timeIntervalSinceReferenceDate.bitPattern)
+        try await reopened.close()
     }
 }
