@@ -110,7 +110,9 @@ struct SpecReader {
             throw SpecViolation("page \(reference.page) out of range")
         }
         let base = Int(reference.page) * pageSize
-        guard crc32c(image[(base + 4)..<(base + pageSize)]) == u32(image, base) else { throw SpecViolation("checksum of page \(reference.page)") }
+        guard crc32c(image[(base + 4)..<(base + pageSize)]) == u32(image, base) else {
+            throw SpecViolation("checksum of page \(reference.page)")
+        }
         guard u64(image, base + 8) == reference.page else { throw SpecViolation("identity of page \(reference.page)") }
         if let kinds, !kinds.contains(image[base + 4]) { throw SpecViolation("kind \(image[base + 4]) of page \(reference.page)") }
         guard u64(image, base + 16) == reference.birth else { throw SpecViolation("birth of page \(reference.page)") }

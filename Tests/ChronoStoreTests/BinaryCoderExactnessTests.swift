@@ -178,7 +178,8 @@ enum VisitFormat: DatastoreFormat {
         let (store, directory) = try makeStore()
         _ = directory
         let appointments = store.datastore(AppointmentFormat.self)
-        let first = Appointment(id: Date(timeIntervalSinceReferenceDate: 0.1), start: Date(timeIntervalSinceReferenceDate: 785_000_000.001237))
+        let first = Appointment(
+            id: Date(timeIntervalSinceReferenceDate: 0.1), start: Date(timeIntervalSinceReferenceDate: 785_000_000.001237))
         try await appointments.persist(first)
         let loaded = try #require(try await appointments.load(first.id))
         #expect(loaded == first)

@@ -125,7 +125,8 @@ struct WideRecordGenerator {
     /// NULs, emoji, both Unicode normal forms, controls, quotes and noncharacters.
     mutating func text() -> String {
         let decomposed = domain.normalForms ? ["e\u{301}", "A\u{30A}"] : []
-        let pieces = ["a", "\0", "😀", "👩‍👩‍👧", "é", "\u{FFFF}", "\u{10FFFF}", "\n", "\"", "\\", "日本", " ", "Å"] + decomposed
+        let composed = ["a", "\0", "😀", "👩‍👩‍👧", "é", "\u{FFFF}", "\u{10FFFF}", "\n", "\"", "\\", "日本", " ", "Å"]
+        let pieces = composed + decomposed
         return (0..<below(8)).map { _ in pieces[below(pieces.count)] }.joined()
     }
 

@@ -49,7 +49,8 @@ struct BinaryDecoderImplementation: Decoder {
         switch value {
         case .signed(let number): converted = T(exactly: number)
         case .unsigned(let number): converted = T(exactly: number)
-        case .wideSigned(let high, let low): converted = BinaryValue.wide(T.self, negative: high < 0, high: UInt64(bitPattern: high), low: low)
+        case .wideSigned(let high, let low):
+            converted = BinaryValue.wide(T.self, negative: high < 0, high: UInt64(bitPattern: high), low: low)
         case .wideUnsigned(let high, let low): converted = BinaryValue.wide(T.self, negative: false, high: high, low: low)
         default: throw mismatch("an integer", found: value, codingPath: codingPath)
         }
