@@ -17,8 +17,15 @@
 /// | 8 | bytes (`Data`) | varint byte count, bytes |
 /// | 9 | array | varint element count, elements |
 /// | 10 | object | varint field count, then per field: varint key length, UTF-8 key, value |
-/// | 11 | Date | 8 bytes, little-endian Double, seconds since 1970 |
+/// | 11 | Date, earlier versions (read only) | 8 bytes, little-endian Double, seconds since 1970 |
 /// | 12 | UUID | 16 bytes |
+/// | 13 | Date | 8 bytes, little-endian Double, `timeIntervalSinceReferenceDate` (seconds since 2001) |
+/// | 14 | `Int128` beyond 64 bits | 16 bytes, little-endian two's complement |
+/// | 15 | `UInt128` beyond 64 bits | 16 bytes, little-endian |
+///
+/// Tag 13 stores the `Double` a `Date` holds, so dates round-trip bit for bit. Tag 11, written by
+/// earlier versions, went through seconds since 1970, which rounds; it is still read, and decodes
+/// to the same `Date` it always did.
 ///
 /// Because every node names its kind and every object names its keys, a reader that does not
 /// know the Swift type can still print the record (see ``ChronoBinaryCoder/jsonDescription(of:)``).
@@ -33,8 +40,15 @@ indirect enum BinaryValue: Equatable, Sendable {
     case bytes([UInt8])
     case array([BinaryValue])
     case object([(String, BinaryValue)])
+    /// A `Date` as its `timeIntervalSinceReferenceDate` (tag 13).
     case date(Double)
+    /// A `Date` written by earlier versions as seconds since 1970 (tag 11).
+    case legacyDate(Double)
     case uuid([UInt8])
+    /// A 128-bit signed integer outside Int64's range (tag 14): high and low 64 bits.
+    case wideSigned(high: Int64, low: UInt64)
+    /// A 128-bit unsigned integer above UInt64.max (tag 15): high and low 64 bits.
+    case wideUnsigned(high: UInt64, low: UInt64)
 
     static func == (lhs: BinaryValue, rhs: BinaryValue) -> Bool {
         switch (lhs, rhs) {
@@ -49,7 +63,9 @@ indirect enum BinaryValue: Equatable, Sendable {
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        case (.date(let a), .date(let b)): return a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)), (.legacyDate(let a), .legacyDate(let b)): return a.bitPattern == b.bitPattern
+        case (.wideSigned(let a, let b), .wideSigned(let c, let d)): return a == c && b == d
+        case (.wideUnsigned(let a, let b), .wideUnsigned(let c, let d)): return a == c && b == d
         default: return false
         }
     }
@@ -93,11 +109,22 @@ extension BinaryValue {
                 value.write(to: &bytes)
             }
         case .date(let seconds):
+            bytes.append(13)
+            Self.writeLittleEndian(seconds.bitPattern, to: &bytes)
+        case .legacyDate(let seconds):
             bytes.append(11)
             Self.writeLittleEndian(seconds.bitPattern, to: &bytes)
         case .uuid(let value):
             bytes.append(12)
             bytes.append(contentsOf: value)
+        case .wideSigned(let high, let low):
+            bytes.append(14)
+            Self.writeLittleEndian(low, to: &bytes)
+            Self.writeLittleEndian(high, to: &bytes)
+        case .wideUnsigned(let high, let low):
+            bytes.append(15)
+            Self.writeLittleEndian(low, to: &bytes)
+            Self.writeLittleEndian(high, to: &bytes)
         }
     }
 
@@ -163,8 +190,15 @@ struct BinaryValueReader {
             fields.reserveCapacity(count)
             for _ in 0..<count { fields.append((try readString(), try readValue(depth: depth + 1))) }
             return .object(fields)
-        case 11: return .date(Double(bitPattern: try readLittleEndian(UInt64.self)))
+        case 11: return .legacyDate(Double(bitPattern: try readLittleEndian(UInt64.self)))
         case 12: return .uuid(try readBytes(16))
+        case 13: return .date(Double(bitPattern: try readLittleEndian(UInt64.self)))
+        case 14:
+            let low = try readLittleEndian(UInt64.self)
+            return .wideSigned(high: try readLittleEndian(Int64.self), low: low)
+        case 15:
+            let low = try readLittleEndian(UInt64.self)
+            return .wideUnsigned(high: try readLittleEndian(UInt64.self), low: low)
         default: throw malformed("unknown tag \(tag) at byte \(offset - 1)")
         }
     }

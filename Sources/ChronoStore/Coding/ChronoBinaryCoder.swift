@@ -6,7 +6,14 @@ import Foundation
 /// Every value carries a one-byte tag and every object its field names, so any stored record can
 /// be turned into JSON without its Swift type (``jsonDescription(of:)``); the `chrono` command
 /// line tool uses this to print records. `Data`, `Date` and `UUID` have dedicated tags (raw
-/// bytes, seconds since 1970, 16 bytes). Integers are varints, so small numbers take 2 bytes.
+/// bytes, the `Double` seconds since 2001 a `Date` holds, 16 bytes). Integers are varints, so small
+/// numbers take 2 bytes.
+///
+/// Round trips are exact: every integer width (`Int128` and `UInt128` included), `Float` and `Double` bit for bit (−0, subnormals,
+/// infinities, NaN payloads including signalling NaNs), `Date`, `Decimal`, `URL`, `UUID`, `Data`,
+/// strings as their exact scalars (no normalization), and class hierarchies encoded through
+/// `superEncoder()`. Lost is only what `Codable` itself cannot express (a nested optional holding
+/// nil). The Keys and Coding article compares the three coders.
 ///
 /// Thread safety: a stateless value type; `Sendable`. Cost: O(size of the value) both ways.
 public struct ChronoBinaryCoder: Sendable {
@@ -86,15 +93,20 @@ package enum JSONRendering {
                 render(field, into: &text)
             }
             text += "}"
-        case .date(let seconds):
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            renderString(formatter.string(from: Date(timeIntervalSince1970: seconds)), into: &text)
+        case .date(let seconds): renderDate(Date(timeIntervalSinceReferenceDate: seconds), into: &text)
+        case .legacyDate(let seconds): renderDate(Date(timeIntervalSince1970: seconds), into: &text)
+        case .wideSigned, .wideUnsigned: text += value.wideDecimal ?? "0"
         case .uuid(let bytes):
             let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
             renderString(uuid.uuidString, into: &text)
         }
+    }
+
+    static func renderDate(_ date: Date, into text: inout String) {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        renderString(formatter.string(from: date), into: &text)
     }
 
     static func renderNumber(_ number: Double, into text: inout String) {

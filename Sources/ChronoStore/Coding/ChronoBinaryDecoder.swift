@@ -33,7 +33,8 @@ struct BinaryDecoderImplementation: Decoder {
     static func decode<T: Decodable>(_ type: T.Type, from value: BinaryValue, codingPath: [any CodingKey]) throws -> T {
         switch (type, value) {
         case (is Data.Type, .bytes(let bytes)): return Data(bytes) as! T
-        case (is Date.Type, .date(let seconds)): return Date(timeIntervalSince1970: seconds) as! T
+        case (is Date.Type, .date(let seconds)): return Date(timeIntervalSinceReferenceDate: seconds) as! T
+        case (is Date.Type, .legacyDate(let seconds)): return Date(timeIntervalSince1970: seconds) as! T
         case (is UUID.Type, .uuid(let bytes)) where bytes.count == 16:
             let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
@@ -48,6 +49,9 @@ struct BinaryDecoderImplementation: Decoder {
         switch value {
         case .signed(let number): converted = T(exactly: number)
         case .unsigned(let number): converted = T(exactly: number)
+        case .wideSigned(let high, let low):
+            converted = BinaryValue.wide(T.self, negative: high < 0, high: UInt64(bitPattern: high), low: low)
+        case .wideUnsigned(let high, let low): converted = BinaryValue.wide(T.self, negative: false, high: high, low: low)
         default: throw mismatch("an integer", found: value, codingPath: codingPath)
         }
         guard let converted else {
@@ -67,6 +71,20 @@ struct BinaryDecoderImplementation: Decoder {
         }
     }
 
+    /// A `Float` read from its own bit pattern, so signalling NaNs and payloads survive. A `Double`
+    /// or integer (a field whose type changed) is rounded to the nearest `Float`, as
+    /// `JSONDecoder` does, but one beyond `Float`'s range is an error rather than an infinity.
+    static func float(from value: BinaryValue, codingPath: [any CodingKey]) throws -> Float {
+        if case .float(let number) = value { return number }
+        let wide = try double(from: value, codingPath: codingPath)
+        let narrow = Float(wide)
+        guard narrow.isFinite || !wide.isFinite else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: codingPath, debugDescription: "\(wide) does not fit in Float"))
+        }
+        return narrow
+    }
+
     static func bool(from value: BinaryValue, codingPath: [any CodingKey]) throws -> Bool {
         guard case .bool(let flag) = value else { throw mismatch("a Bool", found: value, codingPath: codingPath) }
         return flag
@@ -83,13 +101,13 @@ extension BinaryValue {
         switch self {
         case .null: "nil"
         case .bool: "a Bool"
-        case .signed, .unsigned: "an integer"
+        case .signed, .unsigned, .wideSigned, .wideUnsigned: "an integer"
         case .double, .float: "a floating-point number"
         case .string: "a string"
         case .bytes: "bytes"
         case .array: "an array"
         case .object: "an object"
-        case .date: "a date"
+        case .date, .legacyDate: "a date"
         case .uuid: "a UUID"
         }
     }
@@ -123,7 +141,7 @@ struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try BinaryDecoderImplementation.double(from: field(key), codingPath: path(key))
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        Float(try BinaryDecoderImplementation.double(from: field(key), codingPath: path(key)))
+        try BinaryDecoderImplementation.float(from: field(key), codingPath: path(key))
     }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = try field(key)
@@ -141,8 +159,11 @@ struct BinaryKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         try BinaryDecoderImplementation(value: field(key), codingPath: path(key)).unkeyedContainer()
     }
+    /// The decoder for what `superEncoder()` wrote (the field `"super"`), or for nil when the
+    /// field is absent, as Foundation's decoders do.
     func superDecoder() throws -> any Decoder {
-        BinaryDecoderImplementation(value: fields.first { $0.0 == "super" }?.1 ?? .null, codingPath: codingPath)
+        let value = fields.first { $0.0 == SuperKey.name }?.1 ?? .null
+        return BinaryDecoderImplementation(value: value, codingPath: codingPath + [SuperKey()])
     }
     func superDecoder(forKey key: Key) throws -> any Decoder {
         BinaryDecoderImplementation(value: try field(key), codingPath: path(key))
@@ -192,7 +213,7 @@ struct BinaryUnkeyedDecoder: UnkeyedDecodingContainer {
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
         let (value, path) = try next()
-        return Float(try BinaryDecoderImplementation.double(from: value, codingPath: path))
+        return try BinaryDecoderImplementation.float(from: value, codingPath: path)
     }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (value, path) = try next()
@@ -228,12 +249,46 @@ struct BinarySingleDecoder: SingleValueDecodingContainer {
         try BinaryDecoderImplementation.double(from: value, codingPath: codingPath)
     }
     func decode(_ type: Float.Type) throws -> Float {
-        Float(try BinaryDecoderImplementation.double(from: value, codingPath: codingPath))
+        try BinaryDecoderImplementation.float(from: value, codingPath: codingPath)
     }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let integerType = type as? any FixedWidthInteger.Type {
             return try BinaryDecoderImplementation.integer(integerType, from: value, codingPath: codingPath) as! T
         }
         return try BinaryDecoderImplementation.decode(type, from: value, codingPath: codingPath)
+    }
+}
+
+// MARK: - 128-bit integers
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryKeyedDecoder {
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 {
+        try BinaryDecoderImplementation.integer(type, from: field(key), codingPath: path(key))
+    }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
+        try BinaryDecoderImplementation.integer(type, from: field(key), codingPath: path(key))
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryUnkeyedDecoder {
+    mutating func decode(_ type: Int128.Type) throws -> Int128 {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.integer(type, from: value, codingPath: path)
+    }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 {
+        let (value, path) = try next()
+        return try BinaryDecoderImplementation.integer(type, from: value, codingPath: path)
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinarySingleDecoder {
+    func decode(_ type: Int128.Type) throws -> Int128 {
+        try BinaryDecoderImplementation.integer(type, from: value, codingPath: codingPath)
+    }
+    func decode(_ type: UInt128.Type) throws -> UInt128 {
+        try BinaryDecoderImplementation.integer(type, from: value, codingPath: codingPath)
     }
 }

@@ -69,7 +69,7 @@ struct BinaryEncoderImplementation: Encoder {
         if Value.self == Data.self, let data = value as? Data {
             box.content = .single(.bytes([UInt8](data)))
         } else if Value.self == Date.self, let date = value as? Date {
-            box.content = .single(.date(date.timeIntervalSince1970))
+            box.content = .single(.date(date.timeIntervalSinceReferenceDate))
         } else if Value.self == UUID.self, let uuid = value as? UUID {
             box.content = .single(.uuid(uuid.orderedKeyBytes))
         } else {
@@ -82,12 +82,15 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let object: ObjectBox
     let codingPath: [any CodingKey]
 
-    private func child(_ key: Key) -> BinaryEncoderBox {
+    private func child(_ key: Key) -> BinaryEncoderBox { child(named: key.stringValue) }
+
+    /// The box for field `name`, replacing any earlier value of that field.
+    private func child(named name: String) -> BinaryEncoderBox {
         let box = BinaryEncoderBox()
-        if let index = object.fields.firstIndex(where: { $0.0 == key.stringValue }) {
+        if let index = object.fields.firstIndex(where: { $0.0 == name }) {
             object.fields[index].1 = box
         } else {
-            object.fields.append((key.stringValue, box))
+            object.fields.append((name, box))
         }
         return box
     }
@@ -124,13 +127,25 @@ struct BinaryKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         BinaryEncoderImplementation(box: child(key), codingPath: codingPath + [key]).unkeyedContainer()
     }
 
+    /// An encoder for the superclass, stored in the field `"super"` (as Foundation's coders do),
+    /// whether or not `Key` has such a case.
     mutating func superEncoder() -> any Encoder {
-        BinaryEncoderImplementation(box: child(Key(stringValue: "super")!), codingPath: codingPath)
+        BinaryEncoderImplementation(box: child(named: SuperKey.name), codingPath: codingPath + [SuperKey()])
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         BinaryEncoderImplementation(box: child(key), codingPath: codingPath + [key])
     }
+}
+
+/// The key under which `superEncoder()` and `superDecoder()` store the superclass's fields.
+struct SuperKey: CodingKey {
+    static let name = "super"
+    var stringValue: String { Self.name }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { guard stringValue == Self.name else { return nil } }
+    init?(intValue: Int) { nil }
 }
 
 struct BinaryUnkeyedEncoder: UnkeyedEncodingContainer {
@@ -202,4 +217,24 @@ struct BinarySingleEncoder: SingleValueEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws {
         try BinaryEncoderImplementation.encode(value, into: box, codingPath: codingPath)
     }
+}
+
+// MARK: - 128-bit integers
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryKeyedEncoder {
+    mutating func encode(_ value: Int128, forKey key: Key) throws { put(.integer(value), key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { put(.integer(value), key) }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinaryUnkeyedEncoder {
+    mutating func encode(_ value: Int128) throws { put(.integer(value)) }
+    mutating func encode(_ value: UInt128) throws { put(.integer(value)) }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension BinarySingleEncoder {
+    mutating func encode(_ value: Int128) throws { put(.integer(value)) }
+    mutating func encode(_ value: UInt128) throws { put(.integer(value)) }
 }

@@ -18,6 +18,10 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
 
     /// Inserts `instance`, or replaces the record with the same identifier, and updates every
     /// built index in the same transaction.
+    ///
+    /// Index entries are computed from the stored record as ``load(_:)`` decodes it, so they match
+    /// what loads return even for a value its coder does not keep exactly (for example a `NaN`
+    /// through ``ValueCoder/json``). In a datastore with indexes this costs one extra decode.
     /// - Returns: the replaced instance, or nil when this inserted a new record.
     /// - Throws: ``ChronoStoreError/uniqueIndexViolation(datastore:index:existing:conflicting:)``
     ///   (nothing is written), ``ChronoStoreError/keyTooLarge(byteCount:limit:)``,
@@ -31,7 +35,11 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
             let built = try Format.prepareIndexes(in: writer, log: &log)
             let oldRecord = try writer.value(forKey: key, in: Format.collectionName)
             let old = try oldRecord.map(Format.decodeRecord)
-            try Format.updateIndexes(built, key: key, old: old, new: instance, in: writer)
+            // Index what a later load returns, not the instance in hand: an update or delete
+            // recomputes the old entries from the decoded record, so an instance that does not
+            // survive its coder exactly could otherwise leave an entry no one removes.
+            let indexed = built.isEmpty ? instance : try Format.decodeRecord(record)
+            try Format.updateIndexes(built, key: key, old: old, new: indexed, in: writer)
             try writer.put(key, record, in: Format.collectionName)
             log.record(collection: Format.collectionName, key: key, old: oldRecord, new: record)
             return old

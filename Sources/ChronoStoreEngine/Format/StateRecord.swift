@@ -24,7 +24,7 @@
 /// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off |
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
-/// | 176 | 8 | prune cursor: the root id automatic pruning resumes after |
+/// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
 /// | 184 | 16 | snapshot tree root: name → (root id, time, record count) |
 /// | 200 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
@@ -60,6 +60,8 @@ package struct StateRecord: Equatable, Sendable {
     package var timeIndex: PageReference = .none
     package var retention: RetentionPolicy = .limitless
     package var dropsUndoneBranches = false
+    /// Unused by pruning, which always starts from the oldest root: a commit that prunes writes
+    /// none (0), one that does not copies its predecessor's value, so stores hold 0.
     package var pruneCursor: TransactionID = .none
     package var snapshots: PageReference = .none
 
