@@ -153,7 +153,8 @@ package final class Store: @unchecked Sendable {
             let (snapshot, horizon, pinned, id) = try lock.withLock {
                 () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID) in
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
-                return (published, horizonLocked(), pinnedRootsLocked(), reserveTransactionLocked())
+                let elsewhere = oldestReadElsewhere()
+                return (published, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere), reserveTransactionLocked())
             }
             return WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
         } catch {
@@ -270,16 +271,16 @@ package final class Store: @unchecked Sendable {
 
     /// Pages released at or before this transaction may be reused: it is durable, and no reader
     /// in any process reads an older root.
-    private func horizonLocked() -> TransactionID {
+    private func horizonLocked(_ elsewhere: UInt64?) -> TransactionID {
         var horizon = slots.syncedTransaction
         if let oldest = pins.keys.min() { horizon = min(horizon, oldest) }
-        if let other = oldestReadElsewhere() { horizon = min(horizon, TransactionID(other)) }
+        if let other = elsewhere { horizon = min(horizon, TransactionID(other)) }
         return horizon
     }
 
-    private func pinnedRootsLocked() -> PinnedRoots {
+    private func pinnedRootsLocked(_ elsewhere: UInt64?) -> PinnedRoots {
         var pinned = PinnedRoots(roots: Set(pins.keys))
-        if let other = oldestReadElsewhere() { pinned.everythingFrom = TransactionID(other) }
+        if let other = elsewhere { pinned.everythingFrom = TransactionID(other) }
         // Until a sync, a crash falls back to the synced state, so its head must stay readable.
         if slots.syncedTransaction < published.transaction { pinned.roots.insert(slots.syncedHead) }
         return pinned
