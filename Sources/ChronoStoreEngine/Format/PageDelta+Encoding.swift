@@ -6,10 +6,13 @@ extension PageDelta {
     /// only inserts and fills are used, so runs of zeros cost a few bytes).
     ///
     /// The search suits B+tree pages: at every position it tries a copy that continues the last
-    /// copy's alignment, a copy at the same offset, up to ``candidateLimit`` copies found through
-    /// a hash of 4-byte windows of the base, a fill, and an adjusted copy of 16-bit words (the
-    /// offset slots of a leaf or branch after an entry before them changed size). It takes the
-    /// operation that saves the most bytes over inserting them, or inserts one byte.
+    /// copy's alignment (taken at once when it runs ``longMatchByteCount`` bytes), a copy at the
+    /// same offset, a copy at the last adjusted copy's alignment (entries move as far as the
+    /// offset slots before them grew), up to ``candidateLimit`` copies found through a hash of
+    /// 4-byte windows of the base, a fill, and adjusted copies of 16-bit words near those
+    /// alignments (the offset slots of a leaf or branch after an entry before them changed size
+    /// or was inserted). It takes the operation that saves the most bytes over inserting them, or
+    /// inserts one byte.
     ///
     /// Cost: O(page size × candidates) time, O(page size) memory.
     package static func encode(_ target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) -> [UInt8] {
@@ -26,6 +29,8 @@ extension PageDelta {
 
     /// Hash candidates examined per position.
     static let candidateLimit = 8
+    /// A copy at the previous alignment this long is taken without looking further.
+    static let longMatchByteCount = 64
 }
 
 /// One operation the encoder could emit at the current position.
@@ -78,7 +83,8 @@ private struct DeltaEncoder {
         writer.varint(base.count)
         while position < target.count {
             let pending = position > literalStart
-            if let candidate = bestCandidate(), candidate.gain >= (pending ? 2 : 1) {
+            if var candidate = bestCandidate(), candidate.gain >= (pending ? 2 : 1) {
+                if candidate.operation == .copy { extendBackwards(&candidate) }
                 flushLiteral()
                 emit(candidate)
                 position += candidate.byteCount
@@ -97,17 +103,22 @@ private struct DeltaEncoder {
             guard let candidate, candidate.byteCount > 0 else { return }
             if best == nil || candidate.gain > best!.gain { best = candidate }
         }
+        // The common case, a long run at the previous alignment, needs no search.
         consider(copy(shift: lastShift))
+        if let found = best, found.byteCount >= PageDelta.longMatchByteCount { return found }
         if lastShift != 0 { consider(copy(shift: 0)) }
+        // Entries move by as much as the offset slots before them grew.
+        if lastAdjustedShift != lastShift && lastAdjustedShift != 0 { consider(copy(shift: lastAdjustedShift)) }
         index.forEachCandidate(target, at: position, limit: PageDelta.candidateLimit) { source in
-            consider(copy(shift: source - position))
+            let shift = source - position
+            if shift != lastShift && shift != 0 && shift != lastAdjustedShift { consider(copy(shift: shift)) }
         }
         consider(fill())
-        var shifts: [Int] = [lastShift, lastShift - 2, lastShift + 2, 0]
-        if lastAdjustedShift != lastShift {
-            shifts += [lastAdjustedShift, lastAdjustedShift - 2, lastAdjustedShift + 2]
+        for step in -1...1 {
+            consider(adjustedCopy(shift: lastShift + 2 * step))
+            if lastAdjustedShift != lastShift { consider(adjustedCopy(shift: lastAdjustedShift + 2 * step)) }
         }
-        for shift in shifts { consider(adjustedCopy(shift: shift)) }
+        if lastShift != 0 && lastAdjustedShift != 0 { consider(adjustedCopy(shift: 0)) }
         return best
     }
 
@@ -118,6 +129,17 @@ private struct DeltaEncoder {
         var length = 0
         while length < limit && target[position + length] == base[source + length] { length += 1 }
         return Candidate(operation: .copy, byteCount: length, shift: shift)
+    }
+
+    /// Moves a copy's start back over pending literal bytes that match too (the index holds only
+    /// every ``BaseIndex/stride``th base position, so a match is often found a little late).
+    private mutating func extendBackwards(_ candidate: inout Candidate) {
+        while position > literalStart, position + candidate.shift > 0,
+            target[position - 1] == base[position - 1 + candidate.shift]
+        {
+            position -= 1
+            candidate.byteCount += 1
+        }
     }
 
     private func fill() -> Candidate? {
@@ -133,7 +155,8 @@ private struct DeltaEncoder {
         let limit = min(target.count - position, base.count - source) / 2
         guard source >= 0, limit >= 2 else { return nil }
         let addend = word(target, position) &- word(base, source)
-        guard addend != 0 else { return nil }
+        // Offsets inside one page differ by less than a page; other words rarely do.
+        guard addend != 0, Int(Int16(bitPattern: addend)).magnitude < min(base.count, 1 << 15) else { return nil }
         var words = 1
         while words < limit && word(target, position + 2 * words) &- word(base, source + 2 * words) == addend { words += 1 }
         return words >= 2 ? Candidate(operation: .adjustedCopy, byteCount: 2 * words, shift: shift, addend: addend) : nil
@@ -170,10 +193,12 @@ private struct DeltaEncoder {
     }
 }
 
-/// Positions of the base's 4-byte windows by hash, for finding copies of moved bytes. Windows of
-/// one repeated byte are left out: fills cover those.
+/// Positions of the base's 4-byte windows by hash, for finding copies of moved bytes: every
+/// `stride`th position, which finds every match of at least `windowByteCount + stride − 1`
+/// bytes. Windows of one repeated byte are left out: fills cover those.
 private struct BaseIndex {
     private static let windowByteCount = 4
+    static let stride = 4
     private let mask: Int
     private var heads: [Int32]
     private var next: [Int32]
@@ -187,7 +212,8 @@ private struct BaseIndex {
         heads = [Int32](repeating: -1, count: tableSize)
         next = [Int32](repeating: -1, count: max(base.count, 1))
         guard base.count >= Self.windowByteCount else { return }
-        for position in stride(from: base.count - Self.windowByteCount, through: 0, by: -1) {
+        let last = (base.count - Self.windowByteCount) / Self.stride * Self.stride
+        for position in Swift.stride(from: last, through: 0, by: -Self.stride) {
             guard let hash = Self.hash(base, position, mask: mask) else { continue }
             next[position] = heads[hash]
             heads[hash] = Int32(position)
