@@ -5,9 +5,10 @@
 /// Turns survey totals into per-commit figures and the estimate for format version 2.
 struct HistoryDeltaReport {
     /// Assumptions of the estimate (Docs/RootChain.md, "Packed history").
-    /// A pack index leaf entry: slot and entry header (8), key (page, birth: 16), value (pack
-    /// page reference 16, offset 2).
-    static let packIndexEntryByteCount = 8 + 16 + 16 + 2
+    /// A pack index leaf entry: slot and entry header (8); key: page number and birth, each a
+    /// length byte and its big-endian bytes without leading zeros (3 + 1 each at this scale);
+    /// value: pack page number (varint, 3) and offset (2).
+    static let packIndexEntryByteCount = 8 + 8 + 5
     /// Fill of a B+tree whose keys arrive in random order.
     static let randomInsertFill = 0.69
     /// A version 2 history entry's fixed fields, varint coded (parents, redo target, depth,
@@ -65,13 +66,18 @@ struct HistoryDeltaReport {
         var pagesPerCommit: Double { Double(totals.replacedPages) / commits }
         var perPage: Double { Double(totals.replacedPages) }
 
-        /// Per replaced page: delta, entry header, pack index share, keyframe every `k` versions.
-        func packedBytesPerPage(keyframeEvery k: Int) -> Double {
-            let delta = Double(totals.deltaBytes) / perPage
-            let keyframe = Double(totals.keyframeBytes) / perPage
-            let header = Double(totals.entryHeaderBytes) / perPage
+        /// Per replaced page: delta, entry header, pack index share, and the keyframe share:
+        /// for leaves (and other pages) a keyframe every `k` versions; for branches a keyframe
+        /// once the chain's deltas add up to a keyframe's size, which costs about one more delta
+        /// per version.
+        func packedBytesPerCommit(leafKeyframeEvery k: Int) -> Double {
             let index = Double(HistoryDeltaReport.packIndexEntryByteCount) / HistoryDeltaReport.randomInsertFill
-            return delta + header + index + (keyframe - delta) / Double(k)
+            let fixed = (Double(totals.entryHeaderBytes) / perPage + index) * Double(totals.replacedPages)
+            let leafPages = Double(totals.replacedPages - totals.branchPages)
+            let leafKeyframes = leafPages * max(Double(totals.leafKeyframeBytes - totals.leafDeltaBytes) / max(leafPages, 1), 0) / Double(k)
+            let branchKeyframes = Double(min(totals.branchDeltaBytes, totals.branchKeyframeBytes))
+            let packed = Double(totals.deltaBytes) + fixed + leafKeyframes + branchKeyframes
+            return packed / commits + compactBookkeepingPerCommit
         }
 
         /// A version 2 history entry holding the root record and compact lists, plus today's time
@@ -81,16 +87,12 @@ struct HistoryDeltaReport {
             return entry / historyIndexFill + timeAndLineageBytesPerRoot
         }
 
-        func packedBytesPerCommit(keyframeEvery k: Int) -> Double {
-            pagesPerCommit * packedBytesPerPage(keyframeEvery: k) + compactBookkeepingPerCommit
-        }
-
         /// The file at the benchmark's full scale (100k records, 100k transactions, limitless) over
         /// SQLite's: live pages scaled to 100k records, the unpacked window, packed history.
-        func fullScaleRatio(keyCount: Int, keyframeEvery k: Int) -> Double {
+        func fullScaleRatio(keyCount: Int, leafKeyframeEvery k: Int) -> Double {
             let live = Double(livePages * pageSize) * HistoryDeltaReport.fullRecords / Double(keyCount)
             let window = Double(HistoryDeltaReport.window) * Double(totals.fileGrowthBytes) / commits
-            let history = HistoryDeltaReport.fullTransactions * packedBytesPerCommit(keyframeEvery: k)
+            let history = HistoryDeltaReport.fullTransactions * packedBytesPerCommit(leafKeyframeEvery: k)
             return (live + window + history) / HistoryDeltaReport.sqliteFullBytes
         }
     }
@@ -124,7 +126,9 @@ struct HistoryDeltaReport {
         row("delta per page, header blanked / whole page") {
             "\(number(Double($0.totals.deltaBytes) / $0.perPage)) B / \(number(Double($0.totals.rawDeltaBytes) / $0.perPage)) B"
         }
-        row("keyframe per page (no base)") { "\(number(Double($0.totals.keyframeBytes) / $0.perPage)) B" }
+        row("keyframe per leaf / per branch (no base)") {
+            "\(number(Double($0.totals.leafKeyframeBytes) / Double(max($0.totals.replacedPages - $0.totals.branchPages, 1)))) B / \(number(Double($0.totals.branchKeyframeBytes) / Double(max($0.totals.branchPages, 1)))) B"
+        }
         row("pack entry header per page") { "\(number(Double($0.totals.entryHeaderBytes) / $0.perPage, 1)) B" }
         row("pack index per page (estimate)") {
             _ = $0
@@ -132,15 +136,15 @@ struct HistoryDeltaReport {
         }
         row("v2 bookkeeping per commit (estimate)") { "\(number($0.compactBookkeepingPerCommit)) B" }
         for k in [8, 16, 32, 64] {
-            row("v2 per commit, keyframe every \(k)") { "\(number($0.packedBytesPerCommit(keyframeEvery: k))) B" }
+            row("v2 per commit, leaf keyframe every \(k)") { "\(number($0.packedBytesPerCommit(leafKeyframeEvery: k))) B" }
         }
         row("encode / decode per page (debug build)") {
             "\(number(Double($0.totals.encodeNanoseconds) / $0.perPage / 1000, 1)) µs / \(number(Double($0.totals.decodeNanoseconds) / $0.perPage / 1000, 1)) µs"
         }
         row("live pages at the head") { "\($0.livePages)" }
-        for k in [16, 64] {
-            row("full-scale file ÷ SQLite, keyframe every \(k) (10 updates/txn only)") {
-                $0.name.hasPrefix("10") ? "\(number($0.fullScaleRatio(keyCount: keyCount, keyframeEvery: k), 2))x" : "-"
+        for k in [16, 32, 64] {
+            row("full-scale file ÷ SQLite, leaf keyframe every \(k)") {
+                $0.name.hasPrefix("10") ? "\(number($0.fullScaleRatio(keyCount: keyCount, leafKeyframeEvery: k), 2))x" : "-"
             }
         }
         return lines.joined(separator: "\n")

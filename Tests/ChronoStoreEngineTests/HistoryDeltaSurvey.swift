@@ -17,8 +17,9 @@ struct HistoryDeltaTotals {
     var branchDeltaBytes = 0
     /// Deltas of the whole page, header included (what the codec alone does).
     var rawDeltaBytes = 0
-    /// Each replaced page encoded with no base (its keyframe).
-    var keyframeBytes = 0
+    /// Each replaced page encoded with no base (its keyframe), leaves (and other pages) and branches.
+    var leafKeyframeBytes = 0
+    var branchKeyframeBytes = 0
     /// Pack entry headers (base reference, checksum, run, length), varint coded.
     var entryHeaderBytes = 0
     var deadEntries = 0
@@ -33,6 +34,7 @@ struct HistoryDeltaTotals {
     var decodeNanoseconds: UInt64 = 0
 
     var deltaBytes: Int { leafDeltaBytes + branchDeltaBytes }
+    var keyframeBytes: Int { leafKeyframeBytes + branchKeyframeBytes }
 }
 
 /// A store loaded with `keyCount` records (24-byte random keys, 150-byte random values, as the
@@ -104,15 +106,17 @@ struct HistoryDeltaSurvey {
         totals.decodeNanoseconds += Self.nanoseconds(since: decodeStarted)
         guard rebuilt.readOnly.elementsEqual(old) else { throw SurveyMismatch(reference: pair.old.reference) }
         totals.rawDeltaBytes += PageDelta.encode(old, base: base).count
-        totals.keyframeBytes += PackedPageForm.delta(of: old, base: []).count
+        let keyframe = PackedPageForm.delta(of: old, base: []).count
         totals.entryHeaderBytes += PackedPageForm.entryHeaderByteCount(
             for: pair.old.reference, base: pair.base?.reference, deltaByteCount: delta.count)
         if pair.old.kindByte == PageKind.branch.rawValue {
             totals.branchPages += 1
             totals.branchDeltaBytes += delta.count
+            totals.branchKeyframeBytes += keyframe
         } else {
             if pair.old.kindByte == PageKind.leaf.rawValue { totals.leafPages += 1 }
             totals.leafDeltaBytes += delta.count
+            totals.leafKeyframeBytes += keyframe
         }
     }
 

@@ -26,6 +26,15 @@ struct PageDeltaDamageTests {
         #expect(try decode(longForm) == Array(base[0..<16]))
     }
 
+    /// The example in Docs/FileFormat.md, "Page delta encoding", byte for byte.
+    @Test func theFileFormatExampleDecodesAsDocumented() throws {
+        let base: [UInt8] = Array(0..<16)
+        let delta: [UInt8] = [0x01, 0x10, 0x10, 0x10, 0x08, 0x09, 0xAA, 0xBB, 0x12, 0xEE, 0x0F, 0x0B, 0x01, 0x01]
+        #expect(
+            try PageDelta.decode(delta, base: base, targetLength: 16)
+                == [0x04, 0x05, 0x06, 0x07, 0xAA, 0xBB, 0xEE, 0xEE, 0xEE, 0xEE, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A])
+    }
+
     @Test func headerMismatchesAreRejected() {
         #expect(throws: PageDeltaError.unsupportedVersion(2)) { try decode([2, 16, 64]) }
         #expect(throws: PageDeltaError.targetLengthMismatch(recorded: 17, expected: 16)) { try decode([1, 17, 64]) }
