@@ -13,6 +13,8 @@ struct HistoryDeltaTotals {
     var pagesWithoutBase = 0
     /// Pages whose counterpart has another kind (the tree changed height).
     var kindChanges = 0
+    /// Pages whose counterpart was not born in the commit that replaced them.
+    var basesBornEarlier = 0
     var leafDeltaBytes = 0
     var branchDeltaBytes = 0
     /// Deltas of the whole page, header included (what the codec alone does).
@@ -39,7 +41,8 @@ struct HistoryDeltaTotals {
 
 /// A store loaded with `keyCount` records (24-byte random keys, 150-byte random values, as the
 /// benchmark's history workload), then `commits` transactions of `updatesPerCommit` updates of
-/// random existing keys, under limitless retention so every replaced page stays readable.
+/// random existing keys (or, with `appends`, inserts of new keys after every existing one, as an
+/// event log writes), under limitless retention so every replaced page stays readable.
 struct HistoryDeltaSurvey {
     static let keyByteCount = 24
     static let valueByteCount = 150
@@ -47,6 +50,7 @@ struct HistoryDeltaSurvey {
     let updatesPerCommit: Int
     let commits: Int
     let seed: UInt64
+    var appends = false
 
     func run(in directory: TemporaryDirectory) throws -> (totals: HistoryDeltaTotals, store: Store) {
         var generator = SeededGenerator(seed: seed)
@@ -59,11 +63,11 @@ struct HistoryDeltaSurvey {
         var totals = HistoryDeltaTotals()
         let startSize = try store.pageFile.file.byteCount()
         var parent = try store.beginRead()
+        var appended: UInt32 = 0
         for _ in 0..<commits {
             try store.write { transaction in
                 for _ in 0..<updatesPerCommit {
-                    let key = keys[Int.random(in: 0..<keys.count, using: &generator)]
-                    try transaction.put(key, generator.bytes(Self.valueByteCount), in: "records")
+                    try transaction.put(nextKey(keys, &generator, &appended), generator.bytes(Self.valueByteCount), in: "records")
                 }
             }
             let head = try store.beginRead()
@@ -74,6 +78,13 @@ struct HistoryDeltaSurvey {
         parent.close()
         totals.fileGrowthBytes = try store.pageFile.file.byteCount() - startSize
         return (totals, store)
+    }
+
+    /// A random existing key, or for appends a key above all others (0xFF, then a counter).
+    private func nextKey(_ keys: [[UInt8]], _ generator: inout SeededGenerator, _ appended: inout UInt32) -> [UInt8] {
+        guard appends else { return keys[Int.random(in: 0..<keys.count, using: &generator)] }
+        appended += 1
+        return [0xFF] + withUnsafeBytes(of: appended.bigEndian) { Array($0) }
     }
 
     private func measureCommit(parent: ReadTransaction, head: ReadTransaction, into totals: inout HistoryDeltaTotals) throws {
@@ -88,7 +99,10 @@ struct HistoryDeltaSurvey {
         totals.rootRecordPages += try root.metadataPages(reader: reader).count
         let pairing = ReplacedPagePairing(reader: reader, dead: Set(dead))
         let pairs = try pairing.pairs(parentCatalog: parent.snapshot.head.catalog, newCatalog: head.snapshot.head.catalog)
-        for pair in pairs { try measure(pair, into: &totals) }
+        for pair in pairs {
+            if let base = pair.base, base.birth != root.record.transaction { totals.basesBornEarlier += 1 }
+            try measure(pair, into: &totals)
+        }
     }
 
     private func measure(_ pair: ReplacedPage, into totals: inout HistoryDeltaTotals) throws {

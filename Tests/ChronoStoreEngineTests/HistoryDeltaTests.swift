@@ -6,16 +6,16 @@ import Testing
 
 @Suite("History deltas")
 struct HistoryDeltaTests {
-    /// 60 commits of 10 updates over 2,000 records: every page a commit replaced, blanked as a
-    /// pack entry stores it, rebuilds byte for byte and verifies; leaf deltas cost about the old
-    /// value, branch deltas a few dozen bytes.
+    /// 60 commits of 10 updates over 2,000 records: every page a commit replaced has a base of
+    /// its own kind born in that commit, and, blanked as a pack entry stores it, rebuilds byte for
+    /// byte and verifies; leaf deltas cost about the old value, branch deltas a few dozen bytes.
     @Test func everyPageACommitReplacedRebuildsExactlyFromItsDeltaAgainstItsReplacement() throws {
         let directory = try TemporaryDirectory()
         let survey = HistoryDeltaSurvey(keyCount: 2_000, updatesPerCommit: 10, commits: 60, seed: 13)
         let (totals, store) = try survey.run(in: directory)
         defer { try? store.close() }
         #expect(totals.replacedPages >= 60 * 10)
-        #expect(totals.pagesWithoutBase == 0 && totals.kindChanges == 0)
+        #expect(totals.pagesWithoutBase == 0 && totals.kindChanges == 0 && totals.basesBornEarlier == 0)
         let leafMean = totals.leafDeltaBytes / max(totals.leafPages, 1)
         let branchMean = totals.branchDeltaBytes / max(totals.branchPages, 1)
         print("leaf delta \(leafMean) bytes, branch delta \(branchMean) bytes")
@@ -79,9 +79,10 @@ struct HistoryDeltaTests {
         let keyCount = Environment.value("CHRONO_DELTA_KEYS").flatMap { Int($0) } ?? 10_000
         let commits = Environment.value("CHRONO_DELTA_COMMITS").flatMap { Int($0) } ?? 2_000
         var columns: [HistoryDeltaReport.Column] = []
-        for (name, updates) in [("10 updates/txn", 10), ("1 put/txn", 1)] {
+        for (name, updates, appends) in [("10 updates/txn", 10, false), ("1 put/txn", 1, false), ("1 append/txn", 1, true)] {
             let directory = try TemporaryDirectory()
-            let survey = HistoryDeltaSurvey(keyCount: keyCount, updatesPerCommit: updates, commits: commits, seed: 42)
+            var survey = HistoryDeltaSurvey(keyCount: keyCount, updatesPerCommit: updates, commits: commits, seed: 42)
+            survey.appends = appends
             let (totals, store) = try survey.run(in: directory)
             defer { try? store.close() }
             columns.append(try HistoryDeltaReport.Column(name: name, totals: totals, store: store, keyCount: keyCount))
