@@ -84,7 +84,7 @@ private struct DeltaEncoder {
         while position < target.count {
             let pending = position > literalStart
             if var candidate = bestCandidate(), candidate.gain >= (pending ? 2 : 1) {
-                if candidate.operation == .copy { extendBackwards(&candidate) }
+                extendBackwards(&candidate)
                 flushLiteral()
                 emit(candidate)
                 position += candidate.byteCount
@@ -131,15 +131,33 @@ private struct DeltaEncoder {
         return Candidate(operation: .copy, byteCount: length, shift: shift)
     }
 
-    /// Moves a copy's start back over pending literal bytes that match too (the index holds only
-    /// every ``BaseIndex/stride``th base position, so a match is often found a little late).
+    /// Moves an operation's start back over pending literal bytes it covers too: the index
+    /// holds only every ``BaseIndex/stride``th base position, so a copy is often found a little
+    /// late.
     private mutating func extendBackwards(_ candidate: inout Candidate) {
-        while position > literalStart, position + candidate.shift > 0,
-            target[position - 1] == base[position - 1 + candidate.shift]
-        {
-            position -= 1
-            candidate.byteCount += 1
+        switch candidate.operation {
+        case .copy:
+            while position > literalStart, position + candidate.shift > 0,
+                target[position - 1] == base[position - 1 + candidate.shift]
+            {
+                step(back: 1, &candidate)
+            }
+        case .fill:
+            while position > literalStart, target[position - 1] == candidate.fillByte { step(back: 1, &candidate) }
+        case .adjustedCopy:
+            while position - 2 >= literalStart, position - 2 + candidate.shift >= 0,
+                word(target, position - 2) &- word(base, position - 2 + candidate.shift) == candidate.addend
+            {
+                step(back: 2, &candidate)
+            }
+        case .insert:
+            break
         }
+    }
+
+    private mutating func step(back byteCount: Int, _ candidate: inout Candidate) {
+        position -= byteCount
+        candidate.byteCount += byteCount
     }
 
     private func fill() -> Candidate? {
@@ -207,15 +225,15 @@ private struct BaseIndex {
     init(_ base: UnsafeRawBufferPointer) {
         self.base = base
         var tableSize = 256
-        while tableSize < base.count { tableSize <<= 1 }
+        while tableSize < base.count / Self.stride { tableSize <<= 1 }
         mask = tableSize - 1
         heads = [Int32](repeating: -1, count: tableSize)
-        next = [Int32](repeating: -1, count: max(base.count, 1))
+        next = [Int32](repeating: -1, count: base.count / Self.stride + 1)
         guard base.count >= Self.windowByteCount else { return }
         let last = (base.count - Self.windowByteCount) / Self.stride * Self.stride
         for position in Swift.stride(from: last, through: 0, by: -Self.stride) {
             guard let hash = Self.hash(base, position, mask: mask) else { continue }
-            next[position] = heads[hash]
+            next[position / Self.stride] = heads[hash]
             heads[hash] = Int32(position)
         }
     }
@@ -236,7 +254,7 @@ private struct BaseIndex {
         var seen = 0
         while candidate >= 0 && seen < limit {
             body(Int(candidate))
-            candidate = next[Int(candidate)]
+            candidate = next[Int(candidate) / Self.stride]
             seen += 1
         }
     }
