@@ -1,0 +1,169 @@
+// The page delta codec: every older page rebuilds exactly from its delta against the newer one,
+// and the deltas of typical B+tree edits cost about what changed.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+@Suite("Page deltas")
+struct PageDeltaTests {
+    /// Encodes `old` against `base` and checks it decodes back exactly; returns the delta.
+    @discardableResult
+    static func roundTrip(_ old: [UInt8], base: [UInt8], _ context: String) throws -> [UInt8] {
+        let delta = PageDelta.encode(old, base: base)
+        let decoded = try PageDelta.decode(delta, base: base, targetLength: old.count)
+        #expect(decoded == old, "\(context): decoded page differs")
+        return delta
+    }
+
+    /// Random leaves and branches, each edited up to eight times as commits edit them, with the
+    /// edited page as the base. Replay with `CHRONO_SEED=<printed seed>`.
+    @Test(arguments: [4096, 16384])
+    func olderPagesDecodeExactlyFromTheirDeltasAgainstTheNewerVersion(pageSize: Int) throws {
+        let seed = SeededGenerator.seed()
+        print("PageDeltaTests seed: \(seed) (page size \(pageSize))")
+        var maker = DeltaPageMaker(seed: seed, pageSize: pageSize)
+        let iterations = Environment.soakEnabled ? 5_000 : 300
+        var totals = (delta: 0, pages: 0)
+        for iteration in 0..<iterations {
+            let reference = maker.reference()
+            let edits = maker.number(1...8)
+            if iteration % 2 == 0 {
+                let node = maker.leaf()
+                let old = maker.seal(node, as: reference)
+                var fits = true
+                for _ in 0..<edits where fits { fits = maker.edit(node) }
+                guard fits else { continue }
+                let base = maker.seal(node, as: maker.successor(of: reference))
+                totals.delta += try Self.roundTrip(old, base: base, "seed \(seed) leaf \(iteration)").count
+            } else {
+                let node = maker.branch()
+                let old = maker.seal(node, as: reference)
+                for _ in 0..<edits { maker.edit(node) }
+                guard node.byteCount <= pageSize else { continue }
+                let base = maker.seal(node, as: maker.successor(of: reference))
+                totals.delta += try Self.roundTrip(old, base: base, "seed \(seed) branch \(iteration)").count
+            }
+            totals.pages += 1
+        }
+        print("mean delta for 1 to 8 edits: \(totals.delta / max(totals.pages, 1)) bytes of \(pageSize)")
+        #expect(totals.delta < totals.pages * pageSize / 4)
+    }
+
+    /// Arbitrary bytes against arbitrary bases: unrelated, empty, shorter, longer, or the
+    /// target with ranges inserted, deleted, overwritten and 16-bit words shifted.
+    @Test func arbitraryBytesDecodeExactlyAgainstArbitraryBases() throws {
+        let seed = SeededGenerator.seed()
+        print("PageDeltaTests arbitrary seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        func number(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &generator) }
+        for iteration in 0..<(Environment.soakEnabled ? 20_000 : 1_000) {
+            var target = generator.bytes(number(0...5_000))
+            if number(0...2) == 0 { target.replaceSubrange(0..<target.count / 2, with: repeatElement(0, count: target.count / 2)) }
+            var base: [UInt8]
+            switch number(0...3) {
+            case 0: base = generator.bytes(number(0...5_000))
+            case 1: base = []
+            default:
+                base = target
+                for _ in 0..<number(0...6) {
+                    let start = number(0...base.count)
+                    let end = min(base.count, start + number(0...300))
+                    switch number(0...3) {
+                    case 0: base.replaceSubrange(start..<end, with: generator.bytes(number(0...300)))
+                    case 1: base.removeSubrange(start..<end)
+                    case 2: base.insert(contentsOf: generator.bytes(number(1...300)), at: start)
+                    default:
+                        let addend = UInt16(number(1...65_535))
+                        for offset in stride(from: start, to: end - 1, by: 2) {
+                            let word = (UInt16(base[offset]) | UInt16(base[offset + 1]) << 8) &+ addend
+                            base[offset] = UInt8(truncatingIfNeeded: word)
+                            base[offset + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                        }
+                    }
+                }
+            }
+            try Self.roundTrip(target, base: base, "seed \(seed) iteration \(iteration)")
+        }
+    }
+
+    @Test func aLeafWhoseValueChangedInPlaceCostsTheOldValueAndAFewBytes() throws {
+        var maker = DeltaPageMaker(seed: 7)
+        for trial in 0..<50 {
+            let node = maker.leaf()
+            let reference = maker.reference()
+            let old = maker.seal(node, as: reference)
+            let index = maker.number(0...node.keys.count - 1)
+            let size = node.values[index].encodedByteCount
+            node.replaceValue(at: index, with: .inline(maker.generator.bytes(size)))
+            let delta = try Self.roundTrip(old, base: maker.seal(node, as: maker.successor(of: reference)), "trial \(trial)")
+            #expect(delta.count <= size + 32, "a \(size)-byte value cost \(delta.count) bytes")
+        }
+    }
+
+    /// The older leaf lacks an entry its successor has: every later entry and every offset slot
+    /// moved, and the delta is still a few operations.
+    @Test func aLeafThatGainedAnEntryCostsAFewOperations() throws {
+        var maker = DeltaPageMaker(seed: 8)
+        for trial in 0..<50 {
+            let node = maker.leaf()
+            let reference = maker.reference()
+            let old = maker.seal(node, as: reference)
+            let key = maker.key()
+            let slot = key.withUnsafeBytes { BTree.search(node, $0) }
+            guard !slot.found else { continue }
+            node.insert(key: key, value: .inline(maker.generator.bytes(120)), at: slot.index)
+            guard node.byteCount <= maker.pageSize else { continue }
+            let delta = try Self.roundTrip(old, base: maker.seal(node, as: maker.successor(of: reference)), "trial \(trial)")
+            #expect(delta.count <= 48, "an insert cost \(delta.count) bytes")
+        }
+    }
+
+    /// The older leaf has an entry its successor lost (or one whose value grew): the delta
+    /// carries that entry's bytes.
+    @Test func aLeafThatLostAnEntryCostsThatEntryAndAFewOperations() throws {
+        var maker = DeltaPageMaker(seed: 9)
+        for trial in 0..<50 {
+            let node = maker.leaf()
+            let reference = maker.reference()
+            let old = maker.seal(node, as: reference)
+            let index = maker.number(0...node.keys.count - 1)
+            let entry = NodeLayout.leafEntryByteCount(key: node.keys[index], value: node.values[index])
+            node.remove(at: index)
+            let delta = try Self.roundTrip(old, base: maker.seal(node, as: maker.successor(of: reference)), "trial \(trial)")
+            #expect(delta.count <= entry + 48, "removing a \(entry)-byte entry cost \(delta.count) bytes")
+        }
+    }
+
+    @Test func aBranchWhoseChildChangedCostsAFewDozenBytes() throws {
+        var maker = DeltaPageMaker(seed: 10)
+        for trial in 0..<50 {
+            let node = maker.branch()
+            let reference = maker.reference()
+            let old = maker.seal(node, as: reference)
+            let index = maker.number(0...node.children.count - 1)
+            let previous = node.children[index]
+            node.children[index] = PageReference(
+                page: PageID(UInt64(maker.number(2...500_000))), birth: TransactionID(previous.birth.rawValue + 40))
+            let delta = try Self.roundTrip(old, base: maker.seal(node, as: maker.successor(of: reference)), "trial \(trial)")
+            #expect(delta.count <= 40, "one child reference cost \(delta.count) bytes")
+        }
+    }
+
+    @Test func anUnchangedPageCostsAFewBytes() throws {
+        var maker = DeltaPageMaker(seed: 11)
+        let page = maker.seal(maker.leaf(), as: maker.reference())
+        let delta = try Self.roundTrip(page, base: page, "identical")
+        #expect(delta.count <= 12, "an unchanged page cost \(delta.count) bytes")
+    }
+
+    /// A keyframe (no base) of a half-empty page costs its used bytes: the zero tail is one fill.
+    @Test func aKeyframeCostsTheUsedBytesOfThePage() throws {
+        var maker = DeltaPageMaker(seed: 12)
+        let node = maker.leaf()
+        let page = maker.seal(node, as: maker.reference())
+        let delta = try Self.roundTrip(page, base: [], "keyframe")
+        #expect(delta.count <= node.byteCount + 16, "a keyframe of \(node.byteCount) used bytes cost \(delta.count)")
+        #expect(Array(delta.prefix(3)) == [1, 0x80, 0x20], "version 1, target length 4096 as a varint")
+        #expect(delta[3] == 0, "base length 0")
+    }
+}
