@@ -67,7 +67,9 @@ enum Recovery {
                     slots: SlotBook(chosenSlot: candidate.index, slot: candidate.slot, highestSequence: highest, snapshot: snapshot),
                     checkedPages: !candidate.slot.isVerified, chosenSlotIsDurable: candidate.slot.isDurable)
             } catch let error as StoreError where error.isDamage {
-                if case .pageOutOfRange(let page, _) = error, (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount {
+                if case .pageOutOfRange(let page, _) = error, page.rawValue < UInt64(Int.max) / UInt64(pageFile.pageSize),
+                    (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount
+                {
                     shortfall = max(shortfall ?? 0, (page.rawValue + 1) * UInt64(pageFile.pageSize))
                 }
                 continue
@@ -103,6 +105,7 @@ enum Recovery {
             }
             try validateMergedLists(record, reader: reader)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
+            // Decoding guarantees each previous state is strictly older, so this walk ends.
             next = record.previous
         }
     }
