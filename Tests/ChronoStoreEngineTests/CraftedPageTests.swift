@@ -1,0 +1,240 @@
+// Crafted pages with valid checksums: cycles, shared children, keys out of order, impossible counts.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+/// The first collection branch of the fixture's `alpha` tree (its root, above every leaf).
+private func alphaRoot(_ fixture: DamageFixture) throws -> PageID {
+    try #require(fixture.pages.collections["alpha"]?.first { $0.kind == .branch }?.reference.page)
+}
+
+/// Reads of `key` in `collection` through a fresh read transaction.
+private func value(_ store: Store, _ key: String, in collection: String) throws -> [UInt8]? {
+    let reader = try store.beginRead()
+    defer { reader.close() }
+    return try reader.value(forKey: bytes(key), in: collection)
+}
+
+/// A full scan of `collection`, which must fail.
+private func scanError(_ store: Store, _ collection: String) -> (any Error)? {
+    #expect(throws: StoreError.self) {
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        try reader.scan(collection, range: .all, reverse: false) { _, _ in true }
+    }
+}
+
+@Suite("Crafted trees")
+struct CraftedTreeTests {
+    @Test func branchWhoseFirstChildIsItselfFailsGetScanWriteAndVerify() throws {
+        let fixture = try DamageFixture()
+        let branch = try alphaRoot(fixture)
+        try PageCrafting.edit(fixture.path, page: branch, pageSize: fixture.pageSize) { bytes in
+            bytes.storeReference(PageCrafting.reference(of: bytes), at: NodeLayout.branchFirstChildOffset)
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        // alpha-0 sorts first, so its lookup takes child 0: the cycle.
+        expectDamage(#expect(throws: StoreError.self) { try value(store, "alpha-0", in: "alpha") }, naming: branch)
+        expectDamage(scanError(store, "alpha"), naming: branch)
+        expectDamage(#expect(throws: StoreError.self) { try store.write { try $0.put(bytes("alpha-0"), bytes("x"), in: "alpha") } }, naming: branch)
+        #expect(try value(store, "beta-1", in: "beta") == bytes("beta 1"), "other collections stay readable")
+        let report = try store.verify()
+        #expect(report.problems.contains { $0.contains("\(branch) is damaged") && $0.contains("reached twice") }, "\(report.problems)")
+    }
+
+    @Test func branchListingTheSameChildTwiceFailsScanAndVerify() throws {
+        let fixture = try DamageFixture()
+        let branch = try alphaRoot(fixture)
+        var firstChild = PageReference.none
+        try PageCrafting.edit(fixture.path, page: branch, pageSize: fixture.pageSize) { bytes in
+            firstChild = UnsafeRawBufferPointer(bytes).loadReference(at: NodeLayout.branchFirstChildOffset)
+            bytes.storeReference(firstChild, at: PageCrafting.childOffset(bytes, 1))
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        // The scan would otherwise return the first leaf's entries twice, out of order.
+        expectDamage(scanError(store, "alpha"), naming: firstChild.page)
+        let report = try store.verify()
+        #expect(report.problems.contains { $0.contains("\(firstChild.page) is damaged") && $0.contains("reached twice") }, "\(report.problems)")
+    }
+
+    @Test func childrenSwappedAcrossTheirSeparatorFailScanAndVerify() throws {
+        let fixture = try DamageFixture()
+        let branch = try alphaRoot(fixture)
+        try PageCrafting.edit(fixture.path, page: branch, pageSize: fixture.pageSize) { bytes in
+            let first = UnsafeRawBufferPointer(bytes).loadReference(at: PageCrafting.childOffset(bytes, 0))
+            let second = UnsafeRawBufferPointer(bytes).loadReference(at: PageCrafting.childOffset(bytes, 1))
+            bytes.storeReference(second, at: PageCrafting.childOffset(bytes, 0))
+            bytes.storeReference(first, at: PageCrafting.childOffset(bytes, 1))
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        let error = scanError(store, "alpha")
+        #expect((error as? StoreError)?.isDamage == true, "\(String(describing: error))")
+        #expect("\(String(describing: error))".contains("outside the separators"))
+        let report = try store.verify()
+        #expect(report.problems.contains { $0.contains("outside the separators") }, "\(report.problems)")
+    }
+
+    @Test func leafWithKeysOutOfOrderIsDamage() throws {
+        let fixture = try DamageFixture()
+        let leaf = fixture.pages.pages(of: "alpha", kind: .leaf)[3]
+        try PageCrafting.edit(fixture.path, page: leaf, pageSize: fixture.pageSize) { bytes in
+            let first: UInt16 = bytes.loadLittleEndian(at: NodeLayout.leafOffsetsStart)
+            let second: UInt16 = bytes.loadLittleEndian(at: NodeLayout.leafOffsetsStart + 2)
+            bytes.storeLittleEndian(second, at: NodeLayout.leafOffsetsStart)
+            bytes.storeLittleEndian(first, at: NodeLayout.leafOffsetsStart + 2)
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        expectDamage(scanError(store, "alpha"), naming: leaf)
+        try expectVerifyNames(leaf, in: store)
+    }
+}
+
+@Suite("Crafted chains")
+struct CraftedChainTests {
+    @Test func overflowIndexChainLoopingBackIsDamageNotAnEndlessWalk() throws {
+        let fixture = try DamageFixture()
+        let indexPages = fixture.pages.pages(of: "blobs", kind: .overflowIndex)
+        try #require(indexPages.count >= 2)
+        var first = PageReference.none
+        try PageCrafting.edit(fixture.path, page: indexPages[0], pageSize: fixture.pageSize) { bytes in
+            first = PageCrafting.reference(of: bytes)
+        }
+        try PageCrafting.edit(fixture.path, page: indexPages[indexPages.count - 1], pageSize: fixture.pageSize) { bytes in
+            bytes.storeReference(first, at: Overflow.nextIndexOffset)
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        expectDamage(#expect(throws: StoreError.self) { try value(store, "big", in: "blobs") }, naming: indexPages[0])
+        #expect(try value(store, "small", in: "blobs") == bytes("small value"))
+        try expectVerifyNames(indexPages[0], in: store)
+    }
+
+    @Test func overflowLengthBeyondTheFileIsDamageNotAHugeAllocation() throws {
+        let fixture = try DamageFixture()
+        let leaf = try #require(fixture.pages.pages(of: "blobs", kind: .leaf).first)
+        let index = fixture.pages.pages(of: "blobs", kind: .overflowIndex)[0]
+        try PageCrafting.edit(fixture.path, page: leaf, pageSize: fixture.pageSize) { bytes in
+            let view = LeafView(page: try Self.buffer(bytes))
+            let position = try #require((0..<view.count).first { Array(view.key(at: $0)) == Array("big".utf8) })
+            let entry = view.entryOffset(position)
+            let keyCount = Int(bytes.loadLittleEndian(at: entry, as: UInt16.self))
+            let lengthOffset = entry + NodeLayout.leafEntryHeaderByteCount + keyCount + PageReference.byteCount
+            bytes.storeLittleEndian(UInt64(1) << 62, at: lengthOffset)
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        expectDamage(#expect(throws: StoreError.self) { try value(store, "big", in: "blobs") }, naming: index)
+        try expectVerifyNames(index, in: store)
+    }
+
+    @Test func listChunkWithNoEntriesIsDamageNotAnEndlessWalk() throws {
+        let fixture = try DamageFixture()
+        let chunk = fixture.pages.listChunks[0]
+        try PageCrafting.edit(fixture.path, page: chunk, pageSize: fixture.pageSize) { bytes in
+            bytes.storeLittleEndian(UInt16(0), at: PageHeader.countOffset)
+            bytes.storeReference(PageCrafting.reference(of: bytes), at: PageList.nextOffset)
+        }
+        let store = try Store.open(at: fixture.path)
+        defer { try? store.close() }
+        try expectVerifyNames(chunk, in: store)
+    }
+
+    @Test func listChunkChainLoopingBackIsDamageNotAnEndlessWalk() throws {
+        let fixture = try DamageFixture()
+        let chunks = fixture.pages.listChunks
+        var first = PageReference.none
+        try PageCrafting.edit(fixture.path, page: chunks[0], pageSize: fixture.pageSize) { first = PageCrafting.reference(of: $0) }
+        // The last chunk of the newest root's first list (its successor is none) points back.
+        let store = try Store.open(at: fixture.path)
+        let last = try Self.lastChunkOfFirstList(store)
+        try store.close()
+        try PageCrafting.edit(fixture.path, page: last, pageSize: fixture.pageSize) { bytes in
+            bytes.storeReference(first, at: PageList.nextOffset)
+        }
+        let reopened = try Store.open(at: fixture.path)
+        defer { try? reopened.close() }
+        try expectVerifyNames(chunks[0], in: reopened)
+    }
+
+    @Test func listCountsBeyondTheFileAreDamageNotAHugeAllocation() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-crafted")
+        let store = try Store.create(at: directory.file("lists.chrono"))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        let snapshot = try store.snapshot
+        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        let head = snapshot.state.head
+        for count in [1 << 50, -1, Int.max] {
+            let list = ListDescriptor(count: count, firstChunk: head)
+            expectDamage(#expect(throws: StoreError.self) { try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader) }, naming: head.page)
+        }
+    }
+
+    @Test func pageNumberWhoseOffsetOverflowsIsOutOfRange() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-crafted")
+        let store = try Store.create(at: directory.file("offset.chrono"))
+        defer { try? store.close() }
+        let page = PageID(UInt64(1) << 62)
+        #expect(throws: StoreError.pageOutOfRange(page: page, pageCount: .max)) {
+            try store.pageFile.readUncached(page, pageCount: .max)
+        }
+    }
+
+    private static func buffer(_ bytes: UnsafeMutableRawBufferPointer) throws -> PageBuffer {
+        let buffer = PageBuffer(uninitializedPageSize: bytes.count)
+        buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(bytes))
+        return buffer
+    }
+
+    private static func lastChunkOfFirstList(_ store: Store) throws -> PageID {
+        let snapshot = try store.snapshot
+        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        let root = try LoadedRoot(snapshot.state.head, reader: reader)
+        let list = try #require([root.record.invalidated, root.record.introduced].first { !$0.isInline })
+        var last = PageID.none
+        try PageList.forEachChunk(list, reader: reader) { last = $0.pageID }
+        return last
+    }
+}
+
+@Suite("Crafted state records")
+struct CraftedStateTests {
+    /// Crafts the newest state page, then checks that decoding it fails naming the page and that
+    /// opening reports damage.
+    private func expectStateRejected(_ edit: (UnsafeMutableRawBufferPointer) -> Void, reason: String) throws {
+        let fixture = try DamageFixture()
+        let state = fixture.pages.state
+        try PageCrafting.edit(fixture.path, page: state, pageSize: fixture.pageSize) { edit($0) }
+        let file = try PosixFile(path: fixture.path, create: false, readOnly: true)
+        let pageFile = PageFile(file: file, pageSize: fixture.pageSize, cache: PageCache(pageCapacity: 16))
+        let page = try pageFile.readUncached(state, pageCount: .max)
+        let error = #expect(throws: StoreError.self) { try StateRecord.decode(page) }
+        expectDamage(error, naming: state)
+        #expect("\(String(describing: error))".contains(reason))
+        // The fixture's older slot names a state whose pages the newest commit reused, so no
+        // slot verifies: opening reports damage instead of trapping or walking forever.
+        #expect(throws: StoreError.noValidHeaderSlot(path: fixture.path)) { try Store.open(at: fixture.path) }
+    }
+
+    @Test func hugePageCountIsDamageNotAnArithmeticTrap() throws {
+        try expectStateRejected({ $0.storeLittleEndian(UInt64(1) << 60, at: StateRecord.pageCountOffset) }, reason: "page count")
+    }
+
+    @Test func moreFreePagesThanPagesIsDamageNotAnUnderflow() throws {
+        try expectStateRejected({ bytes in
+            let pageCount: UInt64 = bytes.loadLittleEndian(at: StateRecord.pageCountOffset)
+            bytes.storeLittleEndian(pageCount, at: StateRecord.freePageCountOffset)
+        }, reason: "free pages")
+    }
+
+    @Test func stateNamingItselfAsPreviousIsDamageNotAnEndlessRecovery() throws {
+        try expectStateRejected({ bytes in
+            bytes.storeReference(PageCrafting.reference(of: bytes), at: StateRecord.previousOffset)
+        }, reason: "is not older")
+    }
+}
