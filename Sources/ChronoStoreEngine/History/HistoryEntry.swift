@@ -55,7 +55,7 @@ package struct HistoryEntry: Equatable, Sendable {
         guard case .inline(let bytes) = value, bytes.count == byteCount else {
             throw StoreError.malformedPage(page: page, reason: "history index entry has the wrong size")
         }
-        return bytes.withUnsafeBytes { raw in
+        let entry = bytes.withUnsafeBytes { raw in
             let flags: UInt32 = raw.loadLittleEndian(at: 104)
             return HistoryEntry(
                 rootPage: raw.loadReference(at: 0),
@@ -68,6 +68,11 @@ package struct HistoryEntry: Equatable, Sendable {
                 newList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 80),
                 deadListIsRootOwned: flags & 1 != 0, newListIsRootOwned: flags & 2 != 0)
         }
+        // Depths only grow by one per commit; bounding them keeps pruning's sums from overflowing.
+        guard entry.depth < 1 << 62 else {
+            throw StoreError.malformedPage(page: page, reason: "history entry depth \(entry.depth) is impossible")
+        }
+        return entry
     }
 }
 

@@ -9,6 +9,7 @@ extension Store {
     package static func create(at path: String, options: StoreOptions = StoreOptions()) throws -> Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
+        try options.retention.validate()
         if Platform.fileExists(path) { throw StoreError.storeAlreadyExists(path: path) }
         do {
             let file = try PosixFile(path: path, create: true)
@@ -58,6 +59,7 @@ extension Store {
     package static func create(in file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
+        try options.retention.validate()
         do { try writeInitialImage(to: file, pageSize: pageSize, options: options) } catch let error as IOError { throw StoreError.io(error) }
         let preamble = try readPreamble(file, path: file.name, options: options)
         return try finishOpening(file: file, path: file.name, preamble: preamble, options: options, coordination: nil, justCreated: true)
