@@ -29,20 +29,24 @@ struct InputLines {
         }
     }
 
+    /// Reads what stdin has now (a pipe gives each line as it is written, so `apply` commits
+    /// lines as they arrive).
     private mutating func fill() throws {
-        let chunk: Data?
-        do {
-            chunk = try FileHandle.standardInput.read(upToCount: 64 << 10)
-        } catch {
-            throw CommandFailure("cannot read the input: \((error as NSError).localizedDescription)", exitCode: .failure)
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { Foundation.read(FileHandle.standardInput.fileDescriptor, $0.baseAddress, $0.count) }
+        } while count < 0 && errno == EINTR
+        guard count >= 0 else {
+            throw CommandFailure("cannot read the input: \(String(cString: strerror(errno)))", exitCode: .failure)
         }
-        guard let chunk, !chunk.isEmpty else {
+        guard count > 0 else {
             reachedEnd = true
             return
         }
         buffered.removeSubrange(..<start)
         start = 0
-        buffered.append(contentsOf: chunk)
+        buffered.append(contentsOf: chunk[..<count])
     }
 
     private mutating func decode(_ bytes: [UInt8]) throws -> String {
