@@ -238,3 +238,70 @@ struct CraftedStateTests {
         }, reason: "is not older")
     }
 }
+
+@Suite("Retention limits")
+struct RetentionLimitTests {
+    @Test func retentionBeyondTheLimitsIsATypedErrorWhenCreatingOrSetting() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-retention")
+        let path = directory.file("retention.chrono")
+        #expect(throws: StoreError.invalidRetention("days:106751991168")) {
+            try Store.create(at: path, options: StoreOptions(retention: .days(106_751_991_168)))
+        }
+        #expect(!RawFile.exists(path))
+        let store = try Store.create(at: path, options: StoreOptions(retention: .days(RetentionPolicy.maximumDays)))
+        defer { try? store.close() }
+        #expect(throws: StoreError.invalidRetention("last:\(1 << 41)")) { try store.setRetention(.lastRoots(1 << 41)) }
+        #expect(throws: StoreError.invalidRetention("days:-1")) { try store.setRetention(.days(-1)) }
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        #expect(try store.snapshot.state.retention == .days(RetentionPolicy.maximumDays))
+    }
+
+    @Test func hugeRetentionOnDiskIsClampedSoCommitsStillWork() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-retention")
+        let path = directory.file("retention.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(retention: .days(30)))
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        let state = try store.snapshot.stateReference.page
+        let pageSize = store.pageSize
+        try store.close()
+        try PageCrafting.edit(path, page: state, pageSize: pageSize) { bytes in
+            bytes.storeLittleEndian(UInt64.max, at: StateRecord.retentionParameterOffset)
+        }
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        #expect(try reopened.snapshot.state.retention == .days(RetentionPolicy.maximumDays))
+        try reopened.write { try $0.put(bytes("k2"), bytes("v2"), in: "c") }
+        #expect(try reopened.read { try $0.value(forKey: bytes("k"), in: "c") } == bytes("v"))
+    }
+}
+
+@Suite("Fuzzer findings")
+struct FuzzerFindingTests {
+    /// Found by the structure fuzzer: a free-tree key shorter than its 16 bytes trapped the next
+    /// commit, which reads the release transaction from the key's first 8 bytes.
+    @Test func freeTreeKeyShorterThanItsIdsDoesNotTrapTheNextCommit() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-fuzz-finding")
+        let path = directory.file("short-key.chrono")
+        let store = try Store.create(at: path)
+        for round in 0..<12 { try store.write { try $0.put(bytes("k\(round % 3)"), [UInt8](repeating: 1, count: 3000), in: "c") } }
+        let snapshot = try store.snapshot
+        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        var leaf = snapshot.state.freeTree
+        try #require(!leaf.isNone)
+        while case .branchPage(let view) = try reader.node(leaf) { leaf = view.child(at: 0) }
+        let pageSize = store.pageSize
+        try store.close()
+        try PageCrafting.edit(path, page: leaf.page, pageSize: pageSize) { bytes in
+            let entry = Int(bytes.loadLittleEndian(at: NodeLayout.leafOffsetsStart, as: UInt16.self))
+            bytes.storeLittleEndian(UInt16(3), at: entry)
+        }
+        #expect(IndexKey.first(of: UnsafeRawBufferPointer(start: nil, count: 0)) == 0)
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        do {
+            try reopened.write { try $0.put(bytes("after"), bytes("crafted"), in: "c") }
+        } catch is StoreError {
+            // A typed error is an acceptable answer to a crafted page; a trap is not.
+        }
+    }
+}

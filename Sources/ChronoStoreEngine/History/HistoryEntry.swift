@@ -88,8 +88,17 @@ enum IndexKey {
     /// Two big-endian ids.
     static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] { id(first) + id(second) }
 
-    static func first(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped }
-    static func second(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 8, as: UInt64.self).byteSwapped }
+    static func first(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 0) }
+    static func second(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 8) }
+
+    /// The big-endian id at `offset`. Keys come from disk, so a key too short for it (only in a
+    /// damaged file) reads as if padded with zeros instead of trapping.
+    static func word(_ key: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        guard key.count < offset + 8 else { return key.loadLittleEndian(at: offset, as: UInt64.self).byteSwapped }
+        var value: UInt64 = 0
+        for index in offset..<(offset + 8) { value = value << 8 | UInt64(index < key.count ? key[index] : 0) }
+        return value
+    }
 }
 
 extension HistoryEntry {
