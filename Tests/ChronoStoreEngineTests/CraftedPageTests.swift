@@ -185,7 +185,7 @@ struct CraftedChainTests {
         }
     }
 
-    private static func buffer(_ bytes: UnsafeMutableRawBufferPointer) throws -> PageBuffer {
+    static func buffer(_ bytes: UnsafeMutableRawBufferPointer) throws -> PageBuffer {
         let buffer = PageBuffer(uninitializedPageSize: bytes.count)
         buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(bytes))
         return buffer
@@ -303,5 +303,31 @@ struct FuzzerFindingTests {
         } catch is StoreError {
             // A typed error is an acceptable answer to a crafted page; a trap is not.
         }
+    }
+
+    /// Found by the structure fuzzer: a history entry whose parent is itself made `history()`
+    /// (and any walk up the history parents) loop forever.
+    @Test func historyEntryNamingItselfAsParentIsDamageNotAnEndlessWalk() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-fuzz-finding")
+        let path = directory.file("parent-cycle.chrono")
+        let store = try Store.create(at: path)
+        for round in 0..<3 { try store.write { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") } }
+        let snapshot = try store.snapshot
+        let head = snapshot.state.head.birth
+        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        var leaf = snapshot.state.historyIndex
+        while case .branchPage(let view) = try reader.node(leaf) { leaf = view.child(at: view.keyCount) }
+        let pageSize = store.pageSize
+        try store.close()
+        try PageCrafting.edit(path, page: leaf.page, pageSize: pageSize) { bytes in
+            let view = LeafView(page: try CraftedChainTests.buffer(bytes))
+            let position = try #require((0..<view.count).first { HistoryIndex.root(of: view.key(at: $0)) == head })
+            let valueStart = view.entryOffset(position) + NodeLayout.leafEntryHeaderByteCount + view.key(at: position).count
+            bytes.storeLittleEndian(head.rawValue, at: valueStart + 16)
+        }
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        expectDamage(#expect(throws: StoreError.self) { try reopened.history() }, naming: leaf.page)
+        #expect(!(try reopened.verify().isSound))
     }
 }

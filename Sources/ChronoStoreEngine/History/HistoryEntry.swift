@@ -72,6 +72,10 @@ package struct HistoryEntry: Equatable, Sendable {
         guard entry.depth < 1 << 62 else {
             throw StoreError.malformedPage(page: page, reason: "history entry depth \(entry.depth) is impossible")
         }
+        // Parents are older than their children, so every walk up the parents ends.
+        guard entry.historyParent < entry.root, entry.lineageParent < entry.root else {
+            throw StoreError.malformedPage(page: page, reason: "history entry \(entry.root.rawValue) names a parent that is not older")
+        }
         return entry
     }
 }
