@@ -192,8 +192,29 @@ extension Store {
         return (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
     }
 
+    /// A fresh temporary name beside `path`. Partial files an earlier, interrupted backup to
+    /// `path` left behind are removed first (see ``removeAbandonedPartials(beside:)``).
     static func temporaryPath(beside path: String) -> String {
+        removeAbandonedPartials(beside: path)
         var generator = SystemRandomNumberGenerator()
         return path + ".partial-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+    }
+
+    /// Removes `path.partial-*` stores (and their lock files) that no live process has open: a
+    /// backup killed part way leaves one behind. A partial whose lock file is missing, or that a
+    /// live process (this one included) still has open, is left alone.
+    static func removeAbandonedPartials(beside path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let prefix = String(path[(slash.map { path.index(after: $0) } ?? path.startIndex)...]) + ".partial-"
+        for name in Platform.directoryEntries(directory.isEmpty ? "/" : directory) ?? []
+        where name.hasPrefix(prefix) && !name.hasSuffix(".lock") {
+            let partial = (directory.isEmpty ? "" : directory) + "/" + name
+            guard Platform.fileExists(partial + ".lock"),
+                let coordination = try? CoordinationFile(path: partial + ".lock"), !coordination.hasOtherLiveOwners()
+            else { continue }
+            _ = Platform.removeFile(partial)
+            _ = Platform.removeFile(partial + ".lock")
+        }
     }
 }
