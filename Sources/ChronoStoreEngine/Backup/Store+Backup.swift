@@ -142,14 +142,19 @@ extension Store {
 
     /// Opens a backup, verifies every page, and runs `body` with it; leaves no lock file behind.
     /// The backup is opened read-only and without a lock file: a backup is a finished, closed
-    /// store that nothing writes.
+    /// store that nothing writes. Whatever recovery writes (for a plain copy of a store that was
+    /// not closed cleanly) stays in memory (``OverlayFile``).
     static func withVerifiedBackup<Result>(at path: String, _ body: (Store) throws -> Result) throws -> Result {
         guard Platform.fileExists(path) else { throw StoreError.storeNotFound(path: path) }
         let file: PosixFile
         do { file = try PosixFile(path: path, create: false, readOnly: true) } catch let error as IOError {
             throw StoreError.io(error)
         }
-        let backup = try Store.open(file: file)
+        // Recovery may need to write (a copy of a store that was not closed cleanly): those
+        // writes stay in memory, so the backup file is never changed.
+        let overlay: OverlayFile
+        do { overlay = try OverlayFile(over: file) } catch let error as IOError { throw StoreError.io(error) }
+        let backup = try Store.open(file: overlay)
         let report = try backup.verify()
         guard report.isSound else { throw StoreError.backupFailedVerification(path: path, problems: report.problems) }
         return try body(backup)
