@@ -330,4 +330,39 @@ struct FuzzerFindingTests {
         expectDamage(#expect(throws: StoreError.self) { try reopened.history() }, naming: leaf.page)
         #expect(!(try reopened.verify().isSound))
     }
+
+    /// Crafts the newest state of a store with some history, reopens it, and runs `operation`.
+    private func withCraftedState(
+        _ edit: (UnsafeMutableRawBufferPointer) -> Void, _ operation: (Store) throws -> Void
+    ) throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-fuzz-finding")
+        let path = directory.file("counts.chrono")
+        let store = try Store.create(at: path)
+        for round in 0..<8 { try store.write { try $0.put(bytes("k\(round % 2)"), [UInt8](repeating: 2, count: 5000), in: "c") } }
+        let state = try store.snapshot.stateReference.page
+        let pageSize = store.pageSize
+        try store.close()
+        try PageCrafting.edit(path, page: state, pageSize: pageSize) { edit($0) }
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        let error = #expect(throws: StoreError.self) { try operation(reopened) }
+        #expect(error?.isDamage == true, "\(String(describing: error))")
+    }
+
+    /// Found by the structure fuzzer: pruning more roots than the state records trapped on a
+    /// negative count.
+    @Test func pruningMoreRootsThanTheStateRecordsIsDamageNotATrap() throws {
+        try withCraftedState({ $0.storeLittleEndian(UInt64(0), at: StateRecord.retainedCountOffset) }) { store in
+            try store.setRetention(.lastRoots(1))
+            _ = try store.prune()
+        }
+    }
+
+    /// Found by the structure fuzzer: a commit that reuses more free pages than the state
+    /// records trapped on an unsigned underflow.
+    @Test func reusingMoreFreePagesThanTheStateRecordsIsDamageNotATrap() throws {
+        try withCraftedState({ $0.storeLittleEndian(UInt64(0), at: StateRecord.freePageCountOffset) }) { store in
+            try store.write { try $0.put(bytes("k0"), [UInt8](repeating: 3, count: 5000), in: "c") }
+        }
+    }
 }

@@ -109,7 +109,8 @@ struct StructureFuzzer {
 extension StructureFuzzer {
     /// Runs every operation on the store file at `path`; records an issue for anything but the
     /// truth or a ``StoreError``. With `checksValues`, values read must be those of the root read.
-    mutating func exercise(_ path: String, seedStore: FuzzSeedStore, checksValues: Bool, context: String) {
+    /// With `editsHistory`, undo, redo, pruning and compaction run too (they cost more).
+    mutating func exercise(_ path: String, seedStore: FuzzSeedStore, checksValues: Bool, editsHistory: Bool, context: String) {
         let options = StoreOptions(durability: .deferred, cacheByteCount: 1 << 20)
         guard let store = attempt("open", context, { try Store.open(at: path, options: options) }) else { return }
         defer { _ = attempt("close", context) { try store.close() } }
@@ -122,6 +123,12 @@ extension StructureFuzzer {
         _ = attempt("history", context) { try store.history(allBranches: true) }
         _ = attempt("snapshots", context) { try store.snapshots() }
         _ = attempt("verify", context) { try store.verify() }
+        if editsHistory {
+            _ = attempt("undo", context) { try store.undo() }
+            _ = attempt("redo", context) { try store.redo() }
+            _ = attempt("prune", context) { try store.setRetention(.lastRoots(2)); return try store.prune() }
+            _ = attempt("compact", context) { try store.compact() }
+        }
         _ = attempt("write", context) {
             try store.write { transaction in
                 try transaction.put(Array("fuzz".utf8), [1], in: "alpha")
@@ -197,7 +204,8 @@ struct StructureFuzzTests {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             try? FileManager.default.removeItem(atPath: path + ".lock")
             let context = "mutation \(number) (seed \(seed)) of the store with \(seedStore.name): \(mutations)"
-            fuzzer.exercise(path, seedStore: seedStore, checksValues: !mutations.contains { $0.recomputesChecksum }, context: context)
+            let checksValues = !mutations.contains { $0.recomputesChecksum }
+            fuzzer.exercise(path, seedStore: seedStore, checksValues: checksValues, editsHistory: number % 4 == 0, context: context)
         }
         print("structure fuzz: \(mutationCount) mutations in \(Int(Date().timeIntervalSince(started))) s; outcomes \(fuzzer.outcomes.sorted { $0.key < $1.key })")
     }
