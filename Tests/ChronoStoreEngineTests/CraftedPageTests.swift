@@ -365,4 +365,25 @@ struct FuzzerFindingTests {
             try store.write { try $0.put(bytes("k0"), [UInt8](repeating: 3, count: 5000), in: "c") }
         }
     }
+
+    /// Found by the structure fuzzer: a catalog entry count at its maximum trapped the next put
+    /// that added a key.
+    @Test func collectionCountAtItsMaximumIsDamageNotATrap() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-fuzz-finding")
+        let path = directory.file("catalog.chrono")
+        let store = try Store.create(at: path)
+        try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
+        let catalog = try store.snapshot.head.catalog
+        let pageSize = store.pageSize
+        try store.close()
+        try PageCrafting.edit(path, page: catalog.page, pageSize: pageSize) { bytes in
+            let view = LeafView(page: try CraftedChainTests.buffer(bytes))
+            let valueStart = view.entryOffset(0) + NodeLayout.leafEntryHeaderByteCount + view.key(at: 0).count
+            bytes.storeLittleEndian(UInt64.max, at: valueStart + PageReference.byteCount)
+        }
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        let error = #expect(throws: StoreError.self) { try reopened.write { try $0.put(bytes("k2"), bytes("v2"), in: "c") } }
+        expectDamage(error, naming: catalog.page)
+    }
 }
