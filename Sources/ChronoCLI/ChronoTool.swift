@@ -12,7 +12,7 @@ enum ChronoTool {
         do {
             if arguments == ["--help"] || arguments == ["-h"] {
                 console.print(HelpText.overview)
-                console.flush()
+                try console.flush()
                 return .success
             }
             let (resolved, rest) = try CommandTable.resolve(arguments)
@@ -24,10 +24,10 @@ enum ChronoTool {
                 console.prefersJSON = parsed.flags.contains("json")
                 try resolved.run(Invocation(command: resolved, arguments: parsed, console: console))
             }
-            console.flush()
+            try console.flush()
             return .success
         } catch {
-            console.flush()
+            try? console.flush()
             let failure = CommandFailure(error)
             console.printError("chrono: " + failure.message)
             if failure.showsUsage { console.printError(HelpText.usage(for: command, arguments: arguments)) }

@@ -27,15 +27,14 @@ extension Command {
         let progress = ProgressLine(console: invocation.console, title: "apply", unit: "transactions")
         defer { progress.finish() }
         try invocation.withStore { store in
-            var lineNumber = 0
+            var input = InputLines()
             var committed = 0
-            while let line = readLine(strippingNewline: true) {
-                lineNumber += 1
+            while let line = try input.next() {
                 guard line.contains(where: { !$0.isWhitespace }) else { continue }
-                let root = try applyLine(line, number: lineNumber, label: label, to: store)
+                let root = try applyLine(line, number: input.lineNumber, label: label, to: store)
                 committed += 1
                 invocation.reportHead(root, String(root.rawValue))
-                invocation.console.flush()
+                try invocation.console.flush()
                 if committed >= 100 { progress.update(done: committed, total: nil) }
             }
         }

@@ -44,10 +44,12 @@ extension Command {
     static func retention(_ text: String) throws -> RetentionPolicy {
         if text == "all" { return .limitless }
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-        if parts.count == 2, let count = Int(parts[1]), count >= 1 {
-            if parts[0] == "last" { return .lastRoots(count) }
-            if parts[0] == "days" { return .days(count) }
+        if parts.count == 2, let count = Int(parts[1]) {
+            let policy: RetentionPolicy? = parts[0] == "last" ? .lastRoots(count) : parts[0] == "days" ? .days(count) : nil
+            if let policy, count >= 1, (try? policy.validate()) != nil { return policy }
         }
-        throw CommandFailure.usage("--retention must be last:N, days:N (N from 1) or all, not '\(text)'")
+        throw CommandFailure.usage(
+            "--retention must be last:N (N from 1 to \(RetentionPolicy.maximumRootCount)), "
+                + "days:N (N from 1 to \(RetentionPolicy.maximumDays)) or all, not '\(text)'")
     }
 }

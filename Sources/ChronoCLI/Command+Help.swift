@@ -36,8 +36,10 @@ enum HelpText {
             machine-readable output on stdout; messages and errors go to stderr. A failed command
             prints one line starting "chrono:" and writes nothing to the store.
 
-            Exit codes: 0 success, 1 not found (key, root or snapshot), 2 usage error or bad input,
-            3 damaged data, 4 any other failure (missing or locked store, I/O, unsupported format).
+            Exit codes: 0 success, 1 not found (key, root or snapshot), 2 usage error or bad input
+            (including text that is not UTF-8), 3 damaged or truncated data, 4 any other failure
+            (missing or locked store, I/O, output that cannot be written, input that cannot be read,
+            unsupported format).
 
             Start with 'chrono demo'. Run 'chrono help COMMAND' for a command's options and examples.
             """

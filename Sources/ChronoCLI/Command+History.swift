@@ -113,8 +113,8 @@ extension Command {
     }
 
     private static func runPrune(_ invocation: Invocation) throws {
-        let keepLast = try invocation.integer("keep-last", in: 1...Int.max)
-        let olderThan = try invocation.integer("older-than", in: 0...Int(Int32.max))
+        let keepLast = try invocation.integer("keep-last", in: 1...RetentionPolicy.maximumRootCount)
+        let olderThan = try invocation.integer("older-than", in: 0...RetentionPolicy.maximumDays)
         if keepLast != nil && olderThan != nil { throw CommandFailure.usage("give --keep-last or --older-than, not both") }
         let policy: RetentionPolicy? = keepLast.map(RetentionPolicy.lastRoots) ?? olderThan.map(RetentionPolicy.days)
         let (dropped, state) = try invocation.withStore { store in

@@ -55,7 +55,9 @@ extension Command {
         summary: "print the entries of a collection in key order",
         details: """
             Prints one entry per line, KEY, a tab, then the JSON value, in key order (UTF-8 byte
-            order), or descending with --reverse. With --json prints [{"key":..,"value":..}, ...].
+            order), or descending with --reverse. A backslash, tab, newline or carriage return in a
+            key prints as \\\\, \\t, \\n or \\r, so each line splits at its first tab.
+            With --json prints [{"key":..,"value":..}, ...] (keys as JSON strings, unescaped).
             A collection that does not exist lists as empty.
             """,
         examples: [
@@ -129,7 +131,7 @@ extension Command {
         if invocation.prefersJSON {
             invocation.console.print(.array(entries.map { .object([("key", .string($0.key)), ("value", $0.value)]) }))
         } else {
-            for entry in entries { invocation.console.print(entry.key + "\t" + entry.value.serialized()) }
+            for entry in entries { invocation.console.print(StoredValue.plainKey(entry.key) + "\t" + entry.value.serialized()) }
         }
     }
 }

@@ -14,22 +14,39 @@ final class Console {
     /// Whether stderr is a terminal: only then is a progress bar drawn.
     let showsProgress: Bool = isatty(FileHandle.standardError.fileDescriptor) == 1
 
+    /// Why writing stdout failed, once it has; nothing more is written after that.
+    private var outputFailure: String?
+
     /// Appends `line` and a newline to stdout (buffered; see ``flush()``).
     func print(_ line: String) {
         pending.append(contentsOf: line.utf8)
         pending.append(0x0A)
-        if pending.count >= Self.flushThreshold { flush() }
+        if pending.count >= Self.flushThreshold { writePending() }
     }
 
     /// Prints `value` as one line of compact JSON.
     func print(_ value: JSONValue) { print(value.serialized()) }
 
     /// Writes everything printed so far to stdout now.
-    func flush() {
+    /// - Throws: a failure (exit 4) when stdout could not take it, now or earlier (a full disk,
+    ///   a closed file), so a command never reports success for output that was lost.
+    func flush() throws {
+        writePending()
+        if let outputFailure { throw CommandFailure("cannot write the output: \(outputFailure)", exitCode: .failure) }
+    }
+
+    private func writePending() {
         guard !pending.isEmpty else { return }
-        // A closed pipe (`chrono list ... | head`) ends the process with SIGPIPE, as for any tool.
-        try? FileHandle.standardOutput.write(contentsOf: pending)
-        pending.removeAll(keepingCapacity: true)
+        defer { pending.removeAll(keepingCapacity: true) }
+        guard outputFailure == nil else { return }
+        do {
+            try FileHandle.standardOutput.write(contentsOf: pending)
+        } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(EPIPE) {
+            // The reader went away (`chrono list ... | head`): drop the output quietly, as tools do.
+            return
+        } catch {
+            outputFailure = (error as NSError).localizedDescription
+        }
     }
 
     /// Writes `text` to stderr immediately, without a newline (for progress bars).

@@ -226,7 +226,9 @@ struct JSONReader {
         }
     }
 
-    /// `\uXXXX`, combining a surrogate pair into one scalar; a lone surrogate becomes U+FFFD.
+    /// `\uXXXX`, combining a surrogate pair into one scalar.
+    /// - Throws: a syntax error for a lone surrogate, which no UTF-8 text can hold (replacing it
+    ///   would make different inputs store the same key).
     private mutating func readUnicodeEscape() throws -> Unicode.Scalar {
         let first = try readHex4()
         if (0xD800..<0xDC00).contains(first), bytes.count - offset >= 6,
@@ -235,12 +237,13 @@ struct JSONReader {
             let saved = offset
             offset += 2
             let second = try readHex4()
-            if (0xDC00..<0xE000).contains(second) {
-                return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)) ?? "\u{FFFD}"
+            if (0xDC00..<0xE000).contains(second), let scalar = Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)) {
+                return scalar
             }
             offset = saved
         }
-        return Unicode.Scalar(first) ?? "\u{FFFD}"
+        guard let scalar = Unicode.Scalar(first) else { throw error("lone surrogate \\u\(String(first, radix: 16, uppercase: true))") }
+        return scalar
     }
 
     private mutating func readHex4() throws -> UInt32 {

@@ -30,11 +30,11 @@ extension CommandFailure {
     private static func exitCode(for error: StoreError) -> ExitCode {
         if error.isDamage { return .damage }
         switch error {
-        case .backupFailedVerification:
+        case .backupFailedVerification, .truncatedStore:
             return .damage
         case .rootNotRetained, .noRootAtOrBefore, .snapshotNotFound:
             return .notFound
-        case .keyTooLarge, .emptyKey, .invalidCollectionName, .labelTooLong, .invalidSnapshotName:
+        case .keyTooLarge, .emptyKey, .invalidCollectionName, .labelTooLong, .invalidSnapshotName, .invalidRetention:
             return .usage
         default:
             return .failure

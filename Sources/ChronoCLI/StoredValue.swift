@@ -33,4 +33,21 @@ enum StoredValue {
 
     /// A stored key as text (keys are UTF-8; other bytes show as U+FFFD).
     static func key(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// A key for plain `KEY<TAB>JSON` lines: a backslash, tab, newline or carriage return is
+    /// escaped (`\\`, `\t`, `\n`, `\r`), so every line splits at its first tab into one key and
+    /// one value. `--json` output needs no escaping of its own.
+    static func plainKey(_ key: String) -> String {
+        var escaped = ""
+        for character in key.unicodeScalars {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\t": escaped += "\\t"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
+    }
 }

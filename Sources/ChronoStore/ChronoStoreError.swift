@@ -146,7 +146,7 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
         case .noValidHeaderSlot: self = .damaged(page: 0, detail: error.description)
         case .truncatedStore(let path, _, _): self = .notAStore(path: path, reason: error.description)
         case .unsupportedFormatVersion: self = .notAStore(path: "the store", reason: error.description)
-        case .invalidPageSize, .pageSizeMismatch, .invalidCollectionName, .invalidBackupName:
+        case .invalidPageSize, .pageSizeMismatch, .invalidCollectionName, .invalidBackupName, .invalidRetention:
             self = .invalidOptions(error.description)
         case .keyTooLarge(let byteCount, let limit): self = .keyTooLarge(byteCount: byteCount, limit: limit)
         case .labelTooLong(let byteCount, let limit): self = .labelTooLong(byteCount: byteCount, limit: limit)

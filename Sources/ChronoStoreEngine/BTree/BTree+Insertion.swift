@@ -17,7 +17,7 @@ extension BTree {
             root = PageReference(page: page, birth: editor.transaction)
             return nil
         }
-        let result = try key.withUnsafeBytes { try insert(key, $0, value, into: root, editor: editor) }
+        let result = try key.withUnsafeBytes { try insert(key, $0, value, into: root, depth: 0, editor: editor) }
         root = result.reference
         if let split = result.split {
             let branch = BranchNode(keys: [split.separator], children: [result.reference, split.right])
@@ -61,8 +61,9 @@ extension BTree {
 
     private func insert(
         _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, into reference: PageReference,
-        editor: some TreeEditing
+        depth: Int, editor: some TreeEditing
     ) throws -> InsertResult {
+        try KeyInterval.checkDepth(depth, page: reference.page)
         let (newReference, content) = try editableNode(reference, editor: editor)
         switch content {
         case .leaf(let leaf):
@@ -83,7 +84,7 @@ extension BTree {
                 split: (right.keys[0], PageReference(page: page, birth: editor.transaction)), previous: previous)
         case .branch(let branch):
             let childIndex = Self.childIndex(in: branch, for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], editor: editor)
+            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
             branch.children[childIndex] = child.reference
             if let split = child.split {
                 branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)

@@ -36,21 +36,29 @@ package struct KeyRange: Equatable, Sendable {
 extension BTree {
     /// Calls `body` with each entry in `range`, in key order (descending when `reverse`),
     /// until it returns false.
+    ///
+    /// The descent is bounded by ``KeyInterval/maximumDepth`` and checks every node against the
+    /// separators above it, so a damaged tree (a cycle, a page reached twice, keys out of order)
+    /// ends the scan with an error instead of looping or repeating entries.
     /// - Returns: false when `body` stopped the scan.
+    /// - Throws: a damage ``StoreError`` naming the page, or what `body` throws.
     @discardableResult
     func scan(
         _ range: KeyRange, reverse: Bool, reader: some TreeReading,
         _ body: (UnsafeRawBufferPointer, LeafValue) throws -> Bool
     ) throws -> Bool {
         guard !root.isNone else { return true }
-        return try visit(root, range, reverse, reader, body)
+        return try visit(root, range, reverse, reader, .all, depth: 0, body)
     }
 
     private func visit(
         _ reference: PageReference, _ range: KeyRange, _ reverse: Bool, _ reader: some TreeReading,
-        _ body: (UnsafeRawBufferPointer, LeafValue) throws -> Bool
+        _ interval: KeyInterval, depth: Int, _ body: (UnsafeRawBufferPointer, LeafValue) throws -> Bool
     ) throws -> Bool {
-        switch try reader.node(reference) {
+        try KeyInterval.checkDepth(depth, page: reference.page)
+        let node = try reader.node(reference)
+        try interval.check(node, page: reference.page)
+        switch node {
         case .leafPage(let view):
             for index in Self.order(0..<view.count, reverse) {
                 let key = view.key(at: index)
@@ -71,12 +79,14 @@ extension BTree {
         case .branchPage(let view):
             let (first, last) = childSpan(range, count: view.keyCount + 1) { key in view.childIndex(for: key) }
             for index in Self.order(first..<(last + 1), reverse) {
-                if try !visit(view.child(at: index), range, reverse, reader, body) { return false }
+                let child = interval.child(index, of: view)
+                if try !visit(view.child(at: index), range, reverse, reader, child, depth: depth + 1, body) { return false }
             }
         case .branch(let node):
             let (first, last) = childSpan(range, count: node.children.count) { key in Self.childIndex(in: node, for: key) }
             for index in Self.order(first..<(last + 1), reverse) {
-                if try !visit(node.children[index], range, reverse, reader, body) { return false }
+                let child = interval.child(index, of: node)
+                if try !visit(node.children[index], range, reverse, reader, child, depth: depth + 1, body) { return false }
             }
         }
         return true

@@ -14,9 +14,14 @@ struct BTree {
     }
 
     /// The value stored under `key`, as the leaf holds it.
+    /// - Throws: a damage ``StoreError`` when a page is damaged or the descent is deeper than
+    ///   ``KeyInterval/maximumDepth`` (a page cycle).
     func lookup(_ key: UnsafeRawBufferPointer, reader: some TreeReading) throws -> LeafValue? {
         var reference = root
+        var depth = 0
         while !reference.isNone {
+            try KeyInterval.checkDepth(depth, page: reference.page)
+            depth += 1
             switch try reader.node(reference) {
             case .branchPage(let view):
                 reference = view.child(at: view.childIndex(for: key))

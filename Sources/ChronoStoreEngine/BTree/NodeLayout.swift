@@ -147,6 +147,18 @@ enum NodeLayout {
         if !isLeaf && count == 0 && bytes.loadReference(at: branchFirstChildOffset).isNone {
             throw StoreError.malformedPage(page: page.pageID, reason: "branch has no children")
         }
+        try validateOrder(page, isLeaf: isLeaf)
+    }
+
+    /// Checks that a page's keys are strictly ascending (its offsets already validated).
+    private static func validateOrder(_ page: PageBuffer, isLeaf: Bool) throws {
+        let count = page.entryCount
+        guard count > 1 else { return }
+        let key: (Int) -> UnsafeRawBufferPointer =
+            isLeaf ? { LeafView(page: page).key(at: $0) } : { BranchView(page: page).key(at: $0) }
+        for index in 1..<count where KeyOrder.compare(key(index - 1), key(index)) >= 0 {
+            throw StoreError.malformedPage(page: page.pageID, reason: "keys \(index - 1) and \(index) are out of order")
+        }
     }
 
     // MARK: - Decoding into editable nodes

@@ -56,53 +56,74 @@ enum Overflow {
     }
 
     /// Reads a whole overflow value, verifying every page.
+    /// - Throws: a damage ``StoreError`` naming the page when a page is damaged or the pages do not
+    ///   add up to the recorded length.
     static func read(_ reference: OverflowReference, reader: some TreeReading) throws -> [UInt8] {
         let perPage = dataCapacity(pageSize: reader.pageSize)
-        guard reference.length <= UInt64(Int.max) else {
-            throw StoreError.malformedPage(page: reference.index.page, reason: "overflow length \(reference.length) is impossible")
-        }
+        let length = try checkedLength(reference, reader: reader)
         var result: [UInt8] = []
-        result.reserveCapacity(Int(reference.length))
+        result.reserveCapacity(length)
         try forEachIndexPage(reference, reader: reader) { index, dataPages in
             for page in dataPages {
                 let data = try reader.rawPage(PageReference(page: page, birth: reference.index.birth), kind: .overflowData)
                 let count = data.entryCount
-                guard count <= perPage, result.count + count <= Int(reference.length) else {
+                guard count <= perPage, result.count + count <= length else {
                     throw StoreError.malformedPage(page: page, reason: "overflow data length \(count) does not match")
                 }
                 result.append(contentsOf: UnsafeRawBufferPointer(rebasing: data.readOnly[dataOffset..<(dataOffset + count)]))
             }
         }
-        guard result.count == Int(reference.length) else {
+        guard result.count == length else {
             throw StoreError.malformedPage(page: reference.index.page, reason: "overflow value is shorter than recorded")
         }
         return result
     }
 
+    /// The recorded length, once it is known to fit in the pages the store has.
+    /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming the index page.
+    private static func checkedLength(_ reference: OverflowReference, reader: some TreeReading) throws -> Int {
+        // pageCount is at most Int.max / pageSize (see StateRecord), so the product cannot overflow.
+        let limit = UInt64(dataCapacity(pageSize: reader.pageSize)) * reader.pageCount
+        guard reference.length <= limit else {
+            throw StoreError.malformedPage(
+                page: reference.index.page, reason: "overflow length \(reference.length) exceeds what the store can hold")
+        }
+        return Int(reference.length)
+    }
+
     /// Calls `body` with each index page and the data pages it lists.
+    ///
+    /// The recorded length fixes how many data and index pages the value has, so the walk stops
+    /// there: a chain that loops or runs on is damage, not an endless walk.
+    /// - Throws: a damage ``StoreError`` naming the page.
     static func forEachIndexPage(
         _ reference: OverflowReference, reader: some TreeReading, _ body: (PageReference, [PageID]) throws -> Void
     ) throws {
+        let length = try checkedLength(reference, reader: reader)
+        let perPage = dataCapacity(pageSize: reader.pageSize)
+        let perIndex = indexCapacity(pageSize: reader.pageSize)
+        var remaining = (length + perPage - 1) / perPage
+        let indexPageCount = max(1, (remaining + perIndex - 1) / perIndex)
         var next = reference.index
-        var visited = 0
-        while !next.isNone {
+        for indexNumber in 0..<indexPageCount {
+            guard !next.isNone, next.birth == reference.index.birth else {
+                throw StoreError.malformedPage(
+                    page: next.isNone ? reference.index.page : next.page, reason: "overflow index chain ends after \(indexNumber) pages")
+            }
             let index = try reader.rawPage(next, kind: .overflowIndex)
             let count = index.entryCount
-            guard count <= indexCapacity(pageSize: reader.pageSize) else {
+            guard count == min(perIndex, remaining) else {
                 throw StoreError.malformedPage(page: next.page, reason: "overflow index lists \(count) pages")
             }
-            var pages: [PageID] = []
-            pages.reserveCapacity(count)
-            for position in 0..<count {
-                pages.append(PageID(index.readOnly.loadLittleEndian(at: dataIDsOffset + 8 * position, as: UInt64.self)))
+            let pages = (0..<count).map { position in
+                PageID(index.readOnly.loadLittleEndian(at: dataIDsOffset + 8 * position, as: UInt64.self))
             }
+            remaining -= count
             try body(next, pages)
-            let following = index.readOnly.loadReference(at: nextIndexOffset)
-            visited += 1
-            guard following.isNone || following.birth == reference.index.birth, visited <= (1 << 24) else {
-                throw StoreError.malformedPage(page: next.page, reason: "overflow index chain is inconsistent")
-            }
-            next = following
+            next = index.readOnly.loadReference(at: nextIndexOffset)
+        }
+        guard next.isNone else {
+            throw StoreError.malformedPage(page: reference.index.page, reason: "overflow index chain runs past its value")
         }
     }
 

@@ -12,6 +12,9 @@ enum NodeRead {
 /// Read access to one consistent version of the store's pages.
 protocol TreeReading: AnyObject {
     var pageSize: Int { get }
+    /// The allocation mark of the version being read: no page reached from it lies at or beyond.
+    /// Counts read from disk (list lengths, value lengths) are bounded by it.
+    var pageCount: UInt64 { get }
     /// The leaf or branch at `reference`, verified (checksum, id, kind, birth).
     func node(_ reference: PageReference) throws -> NodeRead
     /// An overflow or list page at `reference`, verified.

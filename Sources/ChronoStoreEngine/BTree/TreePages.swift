@@ -4,25 +4,39 @@ enum TreePages {
     /// Calls `body` with every page of the tree at `root` (nodes, then overflow pages of values),
     /// reading and verifying each node. With `bornIn`, only pages written by that transaction are
     /// visited: copy-on-write means they all hang below parents written by it too.
+    /// - Throws: a damage ``StoreError`` when a page is damaged, when the tree is deeper than
+    ///   ``KeyInterval/maximumDepth``, or when a node is reached twice (a cycle or a shared child).
     static func forEach(
         in root: PageReference, reader: some TreeReading, bornIn birth: TransactionID? = nil,
         _ body: (PageReference, PageKind) throws -> Void
     ) throws {
-        guard !root.isNone else { return }
-        if let birth, root.birth != birth { return }
-        switch try reader.node(root) {
+        var seen: Set<PageID> = []
+        try visit(root, reader, birth, depth: 0, &seen, body)
+    }
+
+    private static func visit(
+        _ reference: PageReference, _ reader: some TreeReading, _ birth: TransactionID?, depth: Int,
+        _ seen: inout Set<PageID>, _ body: (PageReference, PageKind) throws -> Void
+    ) throws {
+        guard !reference.isNone else { return }
+        if let birth, reference.birth != birth { return }
+        try KeyInterval.checkDepth(depth, page: reference.page)
+        guard seen.insert(reference.page).inserted else {
+            throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree")
+        }
+        switch try reader.node(reference) {
         case .leafPage(let view):
-            try body(root, .leaf)
+            try body(reference, .leaf)
             for index in 0..<view.count { try visitValue(view.value(at: index), reader, birth, body) }
         case .leaf(let node):
-            try body(root, .leaf)
+            try body(reference, .leaf)
             for value in node.values { try visitValue(value, reader, birth, body) }
         case .branchPage(let view):
-            try body(root, .branch)
-            for index in 0...view.keyCount { try forEach(in: view.child(at: index), reader: reader, bornIn: birth, body) }
+            try body(reference, .branch)
+            for index in 0...view.keyCount { try visit(view.child(at: index), reader, birth, depth: depth + 1, &seen, body) }
         case .branch(let node):
-            try body(root, .branch)
-            for child in node.children { try forEach(in: child, reader: reader, bornIn: birth, body) }
+            try body(reference, .branch)
+            for child in node.children { try visit(child, reader, birth, depth: depth + 1, &seen, body) }
         }
     }
 

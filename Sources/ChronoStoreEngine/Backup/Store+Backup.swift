@@ -150,14 +150,19 @@ extension Store {
 
     /// Opens a backup, verifies every page, and runs `body` with it; leaves no lock file behind.
     /// The backup is opened read-only and without a lock file: a backup is a finished, closed
-    /// store that nothing writes.
+    /// store that nothing writes. Whatever recovery writes (for a plain copy of a store that was
+    /// not closed cleanly) stays in memory (``OverlayFile``).
     static func withVerifiedBackup<Result>(at path: String, _ body: (Store) throws -> Result) throws -> Result {
         guard Platform.fileExists(path) else { throw StoreError.storeNotFound(path: path) }
         let file: PosixFile
         do { file = try PosixFile(path: path, create: false, readOnly: true) } catch let error as IOError {
             throw StoreError.io(error)
         }
-        let backup = try Store.open(file: file)
+        // Recovery may need to write (a copy of a store that was not closed cleanly): those
+        // writes stay in memory, so the backup file is never changed.
+        let overlay: OverlayFile
+        do { overlay = try OverlayFile(over: file) } catch let error as IOError { throw StoreError.io(error) }
+        let backup = try Store.open(file: overlay)
         let report = try backup.verify()
         guard report.isSound else { throw StoreError.backupFailedVerification(path: path, problems: report.problems) }
         return try body(backup)
@@ -200,8 +205,30 @@ extension Store {
         return (try? PosixFile(path: path, create: false, readOnly: true).byteCount()) ?? 0
     }
 
+    /// A fresh temporary name beside `path`. Partial files an earlier, interrupted backup to
+    /// `path` left behind are removed first (see ``removeAbandonedPartials(beside:)``).
     static func temporaryPath(beside path: String) -> String {
+        removeAbandonedPartials(beside: path)
         var generator = SystemRandomNumberGenerator()
         return path + ".partial-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+    }
+
+    /// Removes `path.partial-*` stores (and their lock files) that no handle has open: a backup
+    /// killed part way leaves one behind. A partial whose lock file is missing (a store still
+    /// being created), or that a handle in any process (this one included) still has open (its
+    /// open mark on the file), is left alone.
+    static func removeAbandonedPartials(beside path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let prefix = String(path[(slash.map { path.index(after: $0) } ?? path.startIndex)...]) + ".partial-"
+        for name in Platform.directoryEntries(directory.isEmpty ? "/" : directory) ?? []
+        where name.hasPrefix(prefix) && !name.hasSuffix(".lock") {
+            let partial = (directory.isEmpty ? "" : directory) + "/" + name
+            guard Platform.fileExists(partial + ".lock"), let file = try? PosixFile(path: partial, create: false),
+                let inUse = try? FileLocks(file: file).isOpenElsewhere(), !inUse
+            else { continue }
+            _ = Platform.removeFile(partial)
+            _ = Platform.removeFile(partial + ".lock")
+        }
     }
 }

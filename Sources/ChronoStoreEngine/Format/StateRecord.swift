@@ -123,9 +123,27 @@ package struct StateRecord: Equatable, Sendable {
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
-        guard !record.head.isNone, record.pageCount >= 2, record.head.birth <= record.transaction else {
-            throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head or page count")
+        guard !record.head.isNone, record.head.birth <= record.transaction else {
+            throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
+        }
+        try record.checkCounts(pageSize: page.pageSize, page: page.pageID)
+        // Each state names an older one, so walking the chain always ends.
+        guard record.previous.isNone || record.previous.birth < record.transaction else {
+            throw StoreError.malformedPage(
+                page: page.pageID, reason: "previous state \(record.previous.birth) is not older than \(record.transaction)")
         }
         return record
+    }
+
+    /// Bounds the counts read from disk, so arithmetic on them cannot overflow: the page count
+    /// must address bytes a file can have, and the pages it counts must fit under it.
+    private func checkCounts(pageSize: Int, page: PageID) throws {
+        guard pageCount >= 2, pageCount <= UInt64(Int.max) / UInt64(pageSize) else {
+            throw StoreError.malformedPage(page: page, reason: "page count \(pageCount) is impossible")
+        }
+        guard freePageCount < pageCount, retainedRootCount < pageCount else {
+            throw StoreError.malformedPage(
+                page: page, reason: "\(freePageCount) free pages or \(retainedRootCount) roots do not fit in \(pageCount) pages")
+        }
     }
 }

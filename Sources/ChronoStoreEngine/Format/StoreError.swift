@@ -43,6 +43,7 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store's path now names another file (it was replaced, e.g. by a restore): reopen it.
     case storeReplaced(path: String)
     case invalidBackupName(String)
+    case invalidRetention(String)
     case storeClosed
 
     // Environment
@@ -116,6 +117,8 @@ package enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the backup at \(path) failed verification (\(problems.count) problem(s), first: \(problems.first ?? "?")); nothing was changed"
         case .invalidBackupName(let name): return "invalid backup name \"\(name)\": use a non-empty name without \"/\" or \"@\""
         case .storeInUse(let path): return "\(path) is open in another process; close it there first"
+        case .invalidRetention(let policy):
+            return "invalid retention \"\(policy)\": keep 1 to \(RetentionPolicy.maximumRootCount) roots or 1 to \(RetentionPolicy.maximumDays) days"
         case .invalidSnapshotName(let name): return "invalid snapshot name \"\(name)\": use 1 to 255 bytes of UTF-8"
         case .storeClosed: return "the store is closed"
         case .writesDisabledAfterSyncFailure(let error):

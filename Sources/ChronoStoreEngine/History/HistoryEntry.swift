@@ -55,7 +55,7 @@ package struct HistoryEntry: Equatable, Sendable {
         guard case .inline(let bytes) = value, bytes.count == byteCount else {
             throw StoreError.malformedPage(page: page, reason: "history index entry has the wrong size")
         }
-        return bytes.withUnsafeBytes { raw in
+        let entry = bytes.withUnsafeBytes { raw in
             let flags: UInt32 = raw.loadLittleEndian(at: 104)
             return HistoryEntry(
                 rootPage: raw.loadReference(at: 0),
@@ -68,6 +68,15 @@ package struct HistoryEntry: Equatable, Sendable {
                 newList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 80),
                 deadListIsRootOwned: flags & 1 != 0, newListIsRootOwned: flags & 2 != 0)
         }
+        // Depths only grow by one per commit; bounding them keeps pruning's sums from overflowing.
+        guard entry.depth < 1 << 62 else {
+            throw StoreError.malformedPage(page: page, reason: "history entry depth \(entry.depth) is impossible")
+        }
+        // Parents are older than their children, so every walk up the parents ends.
+        guard entry.historyParent < entry.root, entry.lineageParent < entry.root else {
+            throw StoreError.malformedPage(page: page, reason: "history entry \(entry.root.rawValue) names a parent that is not older")
+        }
+        return entry
     }
 }
 
@@ -83,8 +92,17 @@ enum IndexKey {
     /// Two big-endian ids.
     static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] { id(first) + id(second) }
 
-    static func first(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped }
-    static func second(of key: UnsafeRawBufferPointer) -> UInt64 { key.loadLittleEndian(at: 8, as: UInt64.self).byteSwapped }
+    static func first(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 0) }
+    static func second(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 8) }
+
+    /// The big-endian id at `offset`. Keys come from disk, so a key too short for it (only in a
+    /// damaged file) reads as if padded with zeros instead of trapping.
+    static func word(_ key: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        guard key.count < offset + 8 else { return key.loadLittleEndian(at: offset, as: UInt64.self).byteSwapped }
+        var value: UInt64 = 0
+        for index in offset..<(offset + 8) { value = value << 8 | UInt64(index < key.count ? key[index] : 0) }
+        return value
+    }
 }
 
 extension HistoryEntry {

@@ -168,6 +168,7 @@ extension Store {
     /// Changes the retention policy (and optionally the undone-branch setting). Takes effect at
     /// the next commit or ``prune()``.
     package func setRetention(_ policy: RetentionPolicy, dropsUndoneBranches: Bool? = nil) throws {
+        try policy.validate()
         _ = try changeHistory { transaction, _ in
             transaction.history.retention = policy
             transaction.history.dropsUndoneBranches = dropsUndoneBranches

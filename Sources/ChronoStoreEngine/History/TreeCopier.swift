@@ -37,10 +37,11 @@ final class TreeCopier<Source: TreeReading> {
     /// Pages are copied as bytes: a branch gets its children's new references written in place,
     /// and a leaf is only decoded when a value must change (a large value, or `rewritesValues`).
     func copyTree(
-        _ root: PageReference, rewritesValues: Bool, transform: (LeafValue) throws -> LeafValue
+        _ root: PageReference, rewritesValues: Bool, depth: Int = 0, transform: (LeafValue) throws -> LeafValue
     ) throws -> PageReference {
         guard !root.isNone else { return .none }
         if let done = copied[root] { return done }
+        try KeyInterval.checkDepth(depth, page: root.page)
         let content: DirtyPage
         switch try source.node(root) {
         case .leafPage(let view):
@@ -56,7 +57,8 @@ final class TreeCopier<Source: TreeReading> {
         case .branchPage(let view):
             let buffer = Self.copyOfBytes(view.page)
             for index in 0...view.keyCount {
-                let child = try copyTree(view.child(at: index), rewritesValues: rewritesValues, transform: transform)
+                let child = try copyTree(
+                    view.child(at: index), rewritesValues: rewritesValues, depth: depth + 1, transform: transform)
                 buffer.bytes.storeReference(child, at: view.childOffset(at: index))
             }
             content = .raw(buffer, kind: .branch, count: view.keyCount)

@@ -108,19 +108,36 @@ struct IntegrityWalk {
         guard !root.isNone else { return }
         do {
             var pages: [(PageReference, PageKind)] = []
-            try walkNodes(root, into: &pages)
+            var inThisTree: Set<PageID> = []
+            try walkNodes(root, .all, depth: 0, &inThisTree, into: &pages)
             for (page, kind) in pages where kind == .overflowData || kind == .overflowIndex { mark(page, kind: kind) }
         } catch {
             problem("\(owner): \(error)")
         }
     }
 
-    /// Visits nodes top-down, skipping subtrees already seen through another root.
-    private mutating func walkNodes(_ reference: PageReference, into overflow: inout [(PageReference, PageKind)]) throws {
-        guard mark(reference, kind: nil) else { return }
-        switch try reader.node(reference) {
+    /// Visits nodes top-down, checking each against the separators above it. A subtree already
+    /// seen through another root is shared (copy-on-write) and not walked again; a page reached
+    /// twice within one tree is a cycle or a shared child, which no valid tree has.
+    private mutating func walkNodes(
+        _ reference: PageReference, _ interval: KeyInterval, depth: Int, _ inThisTree: inout Set<PageID>,
+        into overflow: inout [(PageReference, PageKind)]
+    ) throws {
+        guard inThisTree.insert(reference.page).inserted else {
+            throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree (a cycle or a shared child)")
+        }
+        try KeyInterval.checkDepth(depth, page: reference.page)
+        let alreadySeen = reachable.contains(reference.page.rawValue)
+        // A damaged page is recorded as a problem by mark; the walk goes on with its siblings.
+        guard alreadySeen || mark(reference, kind: nil) else { return }
+        let node = try reader.node(reference)
+        try interval.check(node, page: reference.page)
+        guard !alreadySeen else { return }
+        switch node {
         case .branchPage(let view):
-            for index in 0...view.keyCount { try walkNodes(view.child(at: index), into: &overflow) }
+            for index in 0...view.keyCount {
+                try walkNodes(view.child(at: index), interval.child(index, of: view), depth: depth + 1, &inThisTree, into: &overflow)
+            }
         case .leafPage(let view):
             for index in 0..<view.count {
                 guard case .overflow(let value) = view.value(at: index) else { continue }

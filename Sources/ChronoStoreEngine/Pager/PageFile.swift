@@ -44,10 +44,12 @@ package final class PageFile: @unchecked Sendable {
         guard page.rawValue >= 1, page.rawValue < pageCount else {
             throw StoreError.pageOutOfRange(page: page, pageCount: pageCount)
         }
+        let (offset, overflows) = page.rawValue.multipliedReportingOverflow(by: UInt64(pageSize))
+        guard !overflows else { throw StoreError.pageOutOfRange(page: page, pageCount: pageCount) }
         let buffer = PageBuffer(uninitializedPageSize: pageSize)
         let complete: Bool
         do {
-            complete = try file.readFully(into: buffer.bytes, at: page.rawValue * UInt64(pageSize))
+            complete = try file.readFully(into: buffer.bytes, at: offset)
         } catch let error as IOError {
             throw StoreError.io(error)
         }
@@ -58,7 +60,9 @@ package final class PageFile: @unchecked Sendable {
     /// Grows the file to hold `pageCount` pages, so pages allocated but never written (and
     /// recorded as free) still lie inside it.
     package func extend(toPageCount pageCount: UInt64) throws {
-        let needed = pageCount * UInt64(pageSize)
+        let (needed, overflows) = pageCount.multipliedReportingOverflow(by: UInt64(pageSize))
+        // A mark this far out cannot be reached by any file system: report it as out of space.
+        guard !overflows else { throw StoreError.io(IOError(operation: "extend", path: "store", code: Platform.noSpace)) }
         // Only ask the file system when the file might be shorter than needed.
         if sizeLock.withLock({ knownByteCount }) >= needed { return }
         do {

@@ -50,49 +50,69 @@ enum PageList {
     }
 
     /// Reads a list: inline entries from `owner` at `inlineOffset`, or the chunk chain.
+    /// - Throws: a damage ``StoreError`` naming the page when the count is impossible or the
+    ///   chunks do not hold exactly `list.count` entries.
     static func read(
         _ list: ListDescriptor, owner: PageBuffer?, inlineOffset: Int, reader: some TreeReading
     ) throws -> [PageReference] {
+        try checkCount(list, reader: reader)
         var entries: [PageReference] = []
-        entries.reserveCapacity(list.count)
         if list.isInline {
             guard list.count > 0 else { return [] }
-            guard let owner else {
-                throw StoreError.malformedPage(page: .none, reason: "a page list of \(list.count) entries has no chunks")
+            guard let owner, inlineOffset + PageReference.byteCount * list.count <= owner.pageSize else {
+                throw StoreError.malformedPage(
+                    page: owner?.pageID ?? .none, reason: "an inline page list of \(list.count) entries does not fit")
             }
+            entries.reserveCapacity(list.count)
             for position in 0..<list.count {
                 entries.append(owner.readOnly.loadReference(at: inlineOffset + PageReference.byteCount * position))
             }
             return entries
         }
+        entries.reserveCapacity(list.count)
         try forEachChunk(list, reader: reader) { chunk in
             for position in 0..<chunk.entryCount {
                 entries.append(chunk.readOnly.loadReference(at: entriesOffset + PageReference.byteCount * position))
             }
         }
-        guard entries.count == list.count else {
-            throw StoreError.malformedPage(page: list.firstChunk.page, reason: "page list holds \(entries.count) entries, expected \(list.count)")
-        }
         return entries
     }
 
+    /// Checks a count read from disk: chunks are pages of the store, so a list can hold no more
+    /// than a full chunk on every page.
+    private static func checkCount(_ list: ListDescriptor, reader: some TreeReading) throws {
+        // pageCount is at most Int.max / pageSize (see StateRecord), so the product cannot overflow.
+        let limit = UInt64(chunkCapacity(pageSize: reader.pageSize)) * reader.pageCount
+        guard list.count >= 0, UInt64(list.count) <= limit else {
+            throw StoreError.malformedPage(page: list.firstChunk.page, reason: "page list count \(list.count) is impossible")
+        }
+    }
+
     /// Calls `body` with each verified chunk page of an out-of-line list.
+    ///
+    /// The count fixes how many chunks the list has (every chunk but the last is full), so the
+    /// walk stops there: a chain that loops, runs on or holds empty chunks is damage.
+    /// - Throws: a damage ``StoreError`` naming the page.
     static func forEachChunk(_ list: ListDescriptor, reader: some TreeReading, _ body: (PageBuffer) throws -> Void) throws {
-        var next = list.firstChunk
+        try checkCount(list, reader: reader)
         let capacity = chunkCapacity(pageSize: reader.pageSize)
-        var seen = 0
-        while !next.isNone {
+        var remaining = list.count
+        var next = list.firstChunk
+        for chunkNumber in 0..<chunkCount(for: list.count, pageSize: reader.pageSize) {
+            guard !next.isNone, next.birth == list.firstChunk.birth else {
+                throw StoreError.malformedPage(
+                    page: next.isNone ? list.firstChunk.page : next.page, reason: "list chunk chain ends after \(chunkNumber) chunks")
+            }
             let chunk = try reader.rawPage(next, kind: .listChunk)
-            guard chunk.entryCount <= capacity, seen <= list.count else {
-                throw StoreError.malformedPage(page: next.page, reason: "list chunk holds too many entries")
+            guard chunk.entryCount == min(capacity, remaining) else {
+                throw StoreError.malformedPage(page: next.page, reason: "list chunk holds \(chunk.entryCount) entries")
             }
-            seen += chunk.entryCount
+            remaining -= chunk.entryCount
             try body(chunk)
-            let following = chunk.readOnly.loadReference(at: nextOffset)
-            guard following.isNone || following.birth == list.firstChunk.birth else {
-                throw StoreError.malformedPage(page: next.page, reason: "list chunk chain is inconsistent")
-            }
-            next = following
+            next = chunk.readOnly.loadReference(at: nextOffset)
+        }
+        guard next.isNone else {
+            throw StoreError.malformedPage(page: list.firstChunk.page, reason: "list chunk chain runs past its \(list.count) entries")
         }
     }
 }

@@ -22,7 +22,7 @@ enum FreeTree {
     }
 
     static func release(of key: [UInt8]) -> TransactionID {
-        key.withUnsafeBytes { raw in TransactionID(raw.loadLittleEndian(at: 0, as: UInt64.self).byteSwapped) }
+        key.withUnsafeBytes { raw in TransactionID(IndexKey.first(of: raw)) }
     }
 
     /// How many page numbers one entry holds, so entries always stay inline in a leaf.

@@ -112,7 +112,9 @@ enum Recovery {
                     chosenSlotIsDurable: candidate.slot.isKnownDurable(syncedUpTo: syncedSequence),
                     checkedPageList: recorder.pages)
             } catch let error as StoreError where error.isDamage {
-                if case .pageOutOfRange(let page, _) = error, (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount {
+                if case .pageOutOfRange(let page, _) = error, page.rawValue < UInt64(Int.max) / UInt64(pageFile.pageSize),
+                    (page.rawValue + 1) * UInt64(pageFile.pageSize) > byteCount
+                {
                     shortfall = max(shortfall ?? 0, (page.rawValue + 1) * UInt64(pageFile.pageSize))
                 }
                 continue
@@ -150,6 +152,7 @@ enum Recovery {
             }
             try validateMergedLists(record, reader: reader)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
+            // Decoding guarantees each previous state is strictly older, so this walk ends.
             next = record.previous
         }
     }

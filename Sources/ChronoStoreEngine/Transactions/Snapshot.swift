@@ -33,9 +33,14 @@ struct CollectionEntry: Equatable {
         guard case .inline(let bytes) = value, bytes.count == byteCount else {
             throw StoreError.malformedPage(page: page, reason: "catalog entry has the wrong size")
         }
-        return bytes.withUnsafeBytes { raw in
+        let entry = bytes.withUnsafeBytes { raw in
             CollectionEntry(root: raw.loadReference(at: 0), count: raw.loadLittleEndian(at: 16))
         }
+        // Far more entries than any file holds, yet safe to count up from and to convert to Int.
+        guard entry.count < 1 << 62 else {
+            throw StoreError.malformedPage(page: page, reason: "catalog entry count \(entry.count) is impossible")
+        }
+        return entry
     }
 
     static func validateName(_ name: String) throws -> [UInt8] {

@@ -132,9 +132,10 @@ struct Relocator {
     }
 
     mutating func relocate(
-        _ reference: PageReference, owner: PageOwner, catalog: Bool, in transaction: WriteTransaction
+        _ reference: PageReference, owner: PageOwner, catalog: Bool, in transaction: WriteTransaction, depth: Int = 0
     ) throws -> PageReference {
         guard !reference.isNone else { return reference }
+        try KeyInterval.checkDepth(depth, page: reference.page)
         examined += 1
         if examined % 1024 == 0 {
             if Task.isCancelled { throw CancellationError() }
@@ -163,7 +164,7 @@ struct Relocator {
         case .branchPage(let view):
             for index in 0...view.keyCount {
                 let child = view.child(at: index)
-                let relocated = try relocate(child, owner: owner, catalog: catalog, in: transaction)
+                let relocated = try relocate(child, owner: owner, catalog: catalog, in: transaction, depth: depth + 1)
                 if relocated != child { children[index] = relocated }
             }
         case .leaf, .branch:
@@ -207,10 +208,13 @@ struct Relocator {
         return try BTree.build(from: entries, owner: .history, editor: transaction)
     }
 
-    private func collectNodes(_ reference: PageReference, _ transaction: WriteTransaction, into nodes: inout [PageReference]) throws {
+    private func collectNodes(
+        _ reference: PageReference, _ transaction: WriteTransaction, depth: Int = 0, into nodes: inout [PageReference]
+    ) throws {
+        try KeyInterval.checkDepth(depth, page: reference.page)
         nodes.append(reference)
         if case .branchPage(let view) = try transaction.node(reference) {
-            for index in 0...view.keyCount { try collectNodes(view.child(at: index), transaction, into: &nodes) }
+            for index in 0...view.keyCount { try collectNodes(view.child(at: index), transaction, depth: depth + 1, into: &nodes) }
         }
     }
 

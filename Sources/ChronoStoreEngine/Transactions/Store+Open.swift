@@ -11,6 +11,7 @@ extension Store {
     package static func create(at path: String, options: StoreOptions = StoreOptions()) throws -> Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
+        try options.retention.validate()
         if Platform.fileExists(path) { throw StoreError.storeAlreadyExists(path: path) }
         guard try publishNewStore(at: path, pageSize: pageSize, options: options) else {
             throw StoreError.storeAlreadyExists(path: path)
@@ -122,6 +123,7 @@ extension Store {
     package static func create(in file: any StoreFile, options: StoreOptions = StoreOptions()) throws -> Store {
         let pageSize = options.pageSize ?? PageSize.standard
         try PageSize.validate(pageSize)
+        try options.retention.validate()
         do { try writeInitialImage(to: file, pageSize: pageSize, options: options) } catch let error as IOError { throw StoreError.io(error) }
         let preamble = try readPreamble(file, path: file.name, options: options)
         return try finishOpening(

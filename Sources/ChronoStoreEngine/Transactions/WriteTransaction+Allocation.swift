@@ -155,8 +155,14 @@ extension WriteTransaction {
     }
 
     /// Pages recorded in the free tree once this transaction commits.
-    var freePageCountAfterCommit: UInt64 {
-        base.state.freePageCount - allocator.consumedPageCount
+    /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming the base state when the free
+    ///   tree gave this transaction more pages than the state says it holds (a damaged count).
+    func freePageCountAfterCommit() throws -> UInt64 {
+        guard allocator.consumedPageCount <= base.state.freePageCount else {
+            throw StoreError.malformedPage(
+                page: base.stateReference.page, reason: "the free tree holds more pages than the state records")
+        }
+        return base.state.freePageCount - allocator.consumedPageCount
             + UInt64(allocator.pool.count + allocator.recycled.count + allocator.released.count)
     }
 }

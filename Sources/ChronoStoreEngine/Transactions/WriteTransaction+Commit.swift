@@ -189,13 +189,17 @@ extension WriteTransaction {
         // 4. Free space.
         try settleFreeTree()
         // 5. The state record.
+        let retainedRootCount = Int64(base.state.retainedRootCount) + Int64(retainedDelta)
+        guard retainedRootCount >= 0 else {
+            throw StoreError.malformedPage(
+                page: base.stateReference.page, reason: "the history index holds more roots than the state records")
+        }
         var state = StateRecord(
             transaction: transaction, previous: base.stateReference,
             syncedTransaction: store.syncedTransactionForCommit(base: base.transaction, syncs: syncs),
             head: head.rootPage, historyIndex: trees.entries.root, freeTree: allocator.freeTree.root,
             pageCount: allocator.nextPage, tail: try oldestRoot(in: trees),
-            retainedRootCount: UInt64(Int64(base.state.retainedRootCount) + Int64(retainedDelta)),
-            freePageCount: freePageCountAfterCommit)
+            retainedRootCount: UInt64(retainedRootCount), freePageCount: try freePageCountAfterCommit())
         state.lineageIndex = trees.lineage.root
         state.timeIndex = trees.times.root
         state.retention = retention
