@@ -58,7 +58,7 @@ struct HistoryCommandTests {
     }
 
     @Test func aCommitAfterUndoStartsABranchThatAllBranchesShows() throws {
-        let workspace = try Workspace.withStore()
+        let workspace = try Workspace.withStore("--retention", "all")
         try workspace.put("c", "k", "1")
         let abandoned = try workspace.put("c", "k", "2")
         try workspace.expectSuccess(["undo", workspace.store])
@@ -70,6 +70,18 @@ struct HistoryCommandTests {
         #expect(all.map { $0["id"] as? Int }.contains(abandoned))
         #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", String(abandoned)]).stdout == "2\n")
         #expect(try workspace.expectSuccess(["history", workspace.store, "--all-branches"]).stdout.contains("(branch tip)"))
+    }
+
+    @Test func underLastNACommitAfterUndoDropsTheUndoneBranch() throws {
+        let workspace = try Workspace.withStore("--retention", "last:100")
+        try workspace.put("c", "k", "1")
+        let abandoned = try workspace.put("c", "k", "2")
+        try workspace.expectSuccess(["undo", workspace.store])
+        let branch = try workspace.put("c", "k", "3")
+        let all = try workspace.expectSuccess(["history", workspace.store, "--all-branches", "--json"]).objects()
+        #expect(all.first?["id"] as? Int == branch)
+        #expect(!all.map { $0["id"] as? Int }.contains(abandoned))
+        try workspace.expectFailure(["get", workspace.store, "c", "k", "--at", String(abandoned)], exitCode: 1, message: "not retained")
     }
 
     @Test func revertCommitsANewRootWithAnOlderRootsContents() throws {

@@ -71,10 +71,12 @@ extension Store {
     }
 
     /// Starts a read transaction on a retained root, pinning it. Reads there cost the same as
-    /// at the head. O(log roots) to find the root.
+    /// at the head. O(log roots) to find the root. A time at or after the store clock's present
+    /// reads the head: what the store holds now, whatever times earlier commits were stamped with.
     /// - Throws: ``StoreError/rootNotRetained(_:)`` or ``StoreError/noRootAtOrBefore(milliseconds:)``.
     package func beginRead(at selector: RootSelector) throws -> ReadTransaction {
         if selector == .head { return try beginRead() }
+        if case .time(let milliseconds) = selector, milliseconds >= options.clock.nowMilliseconds() { return try beginRead() }
         // Pin the head first so the history index cannot change under the lookup.
         let current = try beginRead()
         defer { current.close() }
@@ -84,8 +86,7 @@ extension Store {
         case .head: id = current.snapshot.head.transaction
         case .root(let root): id = root
         case .snapshot(let name):
-            guard let info = try SnapshotTree.all(current.snapshot.state.snapshots, reader: current.treeReader)
-                .first(where: { $0.name == name })
+            guard let info = try SnapshotTree.find(name, in: current.snapshot.state.snapshots, reader: current.treeReader)
             else { throw StoreError.snapshotNotFound(name) }
             id = info.root
         case .time(let milliseconds):

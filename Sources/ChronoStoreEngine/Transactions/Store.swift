@@ -11,6 +11,8 @@ package final class Store: @unchecked Sendable {
     package let preamble: FilePreamble
     let coordination: CoordinationFile?
     let writerGate = WriterGate()
+    /// What pruning remembers between commits (only the writer uses it).
+    let pruningMemory = PruningMemory()
 
     let lock = Lock()
     // Guarded by `lock`:
