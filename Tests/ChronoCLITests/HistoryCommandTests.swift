@@ -72,6 +72,20 @@ struct HistoryCommandTests {
         #expect(try workspace.expectSuccess(["history", workspace.store, "--all-branches"]).stdout.contains("(branch tip)"))
     }
 
+    @Test func limitPrintsTheNewestRowsOfTheListingAndBeforeContinuesIt() throws {
+        let workspace = try Workspace.withStore()
+        for index in 1...5 { try workspace.put("c", "k", String(index)) }
+        let whole = try workspace.expectSuccess(["history", workspace.store]).stdout.split(separator: "\n")
+        let first = try workspace.expectSuccess(["history", workspace.store, "--limit", "2"]).stdout.split(separator: "\n")
+        #expect(first == Array(whole.prefix(3)))
+        let page = try workspace.expectSuccess(["history", workspace.store, "--limit", "2", "--json"]).objects()
+        let last = try #require(page.last?["id"] as? Int)
+        let rest = try workspace.expectSuccess(["history", workspace.store, "--before", String(last)]).stdout.split(separator: "\n")
+        #expect(Array(rest.dropFirst()) == Array(whole.dropFirst(3)))
+        try workspace.expectFailure(["history", workspace.store, "--limit", "0"], exitCode: 2, message: "--limit")
+        try workspace.expectFailure(["history", workspace.store, "--before", "999"], exitCode: 1, message: "not retained")
+    }
+
     @Test func underLastNACommitAfterUndoDropsTheUndoneBranch() throws {
         let workspace = try Workspace.withStore("--retention", "last:100")
         try workspace.put("c", "k", "1")
