@@ -125,6 +125,26 @@ struct RetentionBoundTests {
         #expect(report.isSound && report.leakedPageCount == 0)
     }
 
+    @Test func commitsDoNotReadTheSnapshotTree() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("tree.chrono")
+        // A tiny cache, so that a commit reading the snapshot tree would read it from the file.
+        let store = try Store.create(at: path, options: StoreOptions(cacheByteCount: 1, retention: .lastRoots(5)))
+        defer { try? store.close() }
+        for index in 0..<300 {
+            try store.write { try $0.put(bytes("k\(index % 20)"), bytes("value \(index)"), in: "c") }
+            try store.createSnapshot(named: String(repeating: "snapshot \(index) ", count: 4))
+        }
+        let tree = try store.snapshot.state.snapshots
+        // Damage the snapshot tree's root page on disk; a commit that reads it would fail.
+        try RawFile.flipByte(in: path, at: tree.page.rawValue * UInt64(store.pageSize) + 100)
+        for index in 0..<200 {
+            try store.write { try $0.put(bytes("other \(index)"), bytes(String(repeating: "x", count: 500)), in: "d") }
+        }
+        #expect(try store.snapshot.state.retainedRootCount == 305)
+        #expect(throws: StoreError.self) { try store.snapshots() }
+    }
+
     @Test func aReaderHoldingAnOldRootDoesNotStallPruningOfNewerRoots() throws {
         let directory = try TemporaryDirectory()
         let store = try Store.create(at: directory.file("reader.chrono"), options: StoreOptions(retention: .lastRoots(3)))
