@@ -82,6 +82,58 @@ struct ClockJumpTests {
         #expect(report.isSound && report.leakedPageCount == 0)
     }
 
+    @Test func randomSequencesUnderDaysKeepNothingOlderThanTheWindowButForksAndPins() throws {
+        let seed = SeededGenerator.seed()
+        print("ClockJumpTests seed: \(seed)")
+        var random = SeededGenerator(seed: seed)
+        for run in 0..<4 {
+            let directory = try TemporaryDirectory()
+            let clock = ManualClock(Self.start)
+            var options = StoreOptions(retention: .days(1))
+            options.clock = clock.wallClock
+            let store = try Store.create(at: directory.file("days.chrono"), options: options)
+            defer { try? store.close() }
+            var model = RetentionModel()
+            for step in 0..<80 {
+                // Mostly minutes apart, sometimes hours, now and then a jump ahead or back.
+                switch Int.random(in: 0..<20, using: &random) {
+                case 0: clock.now += 30 * Self.day
+                case 1: clock.now -= Int64.random(in: 0...(2 * Self.day), using: &random)
+                case 2...6: clock.now += Int64.random(in: 0...(6 * 3_600_000), using: &random)
+                default: clock.now += Int64.random(in: 0...600_000, using: &random)
+                }
+                let before = try store.snapshot.state.transaction
+                let operation = try model.step(store, random: &random)
+                // Pruning runs at commits: check right after one.
+                guard try store.snapshot.head.transaction > before else { continue }
+                let problem = try Self.rootsOlderThanTheWindow(store, now: clock.now, readerRoots: model.readerRoots)
+                #expect(problem == nil, "seed \(seed) run \(run) step \(step) (\(operation)): \(problem ?? "")")
+                if problem != nil { return }
+            }
+            model.closeReaders()
+            let report = try store.verify()
+            #expect(report.isSound && report.leakedPageCount == 0, "seed \(seed) run \(run): \(report)")
+        }
+    }
+
+    /// A retained root recorded more than a day before `now` that is not the head, not pinned and
+    /// not a lineage fork point (where a pinned root's or a revert's lineage meets another).
+    static func rootsOlderThanTheWindow(_ store: Store, now: Int64, readerRoots: Set<TransactionID>) throws -> String? {
+        let state = try store.snapshot.state
+        let trees = HistoryTrees(state: state)
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        let pinned = Set(try store.snapshots().map(\.root)).union(readerRoots)
+        let all = try store.history(allBranches: true)
+        for item in all where !item.isHead && !pinned.contains(item.id) && item.timeMilliseconds < now - day {
+            let children = try trees.lineageChildren(of: item.id, reader: reader.treeReader)
+            if children.count < 2 {
+                return "root \(item.id.rawValue) recorded at \(item.timeMilliseconds), now \(now), lineage children \(children.map(\.rawValue))"
+            }
+        }
+        return nil
+    }
+
     @Test func afterAnUndoAReadAsOfNowIsAReadOfTheHead() throws {
         let directory = try TemporaryDirectory()
         let clock = ManualClock(Self.start)
