@@ -145,6 +145,26 @@ struct RetentionBoundTests {
         #expect(throws: StoreError.self) { try store.snapshots() }
     }
 
+    @Test func aSnapshotDeletedWhileItsRootIsTheHeadLetsTheRootGoLater() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("head.chrono"), options: StoreOptions(retention: .lastRoots(2)))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("k"), bytes("1"), in: "c") }
+        try store.write { try $0.put(bytes("k"), bytes("2"), in: "c") }
+        try store.createSnapshot(named: "s")
+        // Pruning steps over the snapshot root, and its cursor moves past it.
+        try store.write { try $0.put(bytes("k"), bytes("3"), in: "c") }
+        try store.write { try $0.put(bytes("k"), bytes("4"), in: "c") }
+        try store.undo(steps: 2)
+        try store.deleteSnapshot(named: "s")
+        try store.redo()
+        try store.redo()
+        let last = try (0..<3).map { index in try store.write { try $0.put(bytes("k"), bytes("after \(index)"), in: "c") }.1! }
+        #expect(try store.history(allBranches: true).map(\.id) == [last[2], last[1]])
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0)
+    }
+
     @Test func aReaderHoldingAnOldRootDoesNotStallPruningOfNewerRoots() throws {
         let directory = try TemporaryDirectory()
         let store = try Store.create(at: directory.file("reader.chrono"), options: StoreOptions(retention: .lastRoots(3)))

@@ -84,7 +84,9 @@ extension WriteTransaction {
                     pruned += 1
                     rootsLeftBehind.remove(id)
                 }
-            } else if id < cursor, entry.root != rule.head.root, allocator.pinnedRoots.snapshots[id] == nil {
+            } else if id < cursor, allocator.pinnedRoots.snapshots[id] == nil {
+                // Kept for now (by the policy, as the head, or by a reader): the walk must meet it
+                // again once that changes.
                 cursor = id
             }
         }
