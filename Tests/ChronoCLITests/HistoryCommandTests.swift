@@ -132,6 +132,9 @@ struct HistoryCommandTests {
             #expect(listed.first?["value"] as? Int == index + 1)
         }
         #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", "2999-01-01"]).stdout == "4\n")
+        // A time at or after the present reads the head, also after an undo.
+        try workspace.expectSuccess(["undo", workspace.store])
+        #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", "2999-01-01"]).stdout == "3\n")
     }
 
     @Test func aBadOrUnknownAtIsReported() throws {
