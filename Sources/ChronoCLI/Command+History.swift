@@ -4,15 +4,25 @@ import ChronoStoreEngine
 extension Command {
     static let history = Command(
         name: "history", positionals: [.required("STORE")],
-        options: [.flag("all-branches", "also list roots on side branches (left behind by undo then commit)")],
+        options: [
+            .flag("all-branches", "also list roots on side branches (left behind by undo then commit)"),
+            .value("limit", "N", "print only the newest N roots of the listing"),
+            .value("before", "ROOT", "continue the listing after ROOT (the last root of the previous page)"),
+        ],
         summary: "list the retained roots, newest first",
         details: """
             Lists the head and the retained roots before it on its line, newest first: id, parent,
             commit time (ISO-8601, UTC), label, and the snapshots pinning it. "*" marks the head.
             With --all-branches every retained root is listed, side branches included.
+            --limit N prints the first N rows of that listing, in the same shape, without reading
+            the rest; --before ROOT starts after ROOT (on the head's line: ROOT's ancestors; with
+            --all-branches: roots with smaller ids). Exits 1 when ROOT is not retained.
             With --json prints [{"id":..,"parent":..,"time":..,"label":..,"head":bool,"snapshots":[..]}, ...].
             """,
-        examples: ["chrono history notes.chrono", "chrono history notes.chrono --all-branches --json"],
+        examples: [
+            "chrono history notes.chrono", "chrono history notes.chrono --all-branches --json",
+            "chrono history notes.chrono --limit 20 --before 1234",
+        ],
         run: runHistory)
 
     static let undo = Command(
@@ -61,7 +71,11 @@ extension Command {
         run: runPrune)
 
     private static func runHistory(_ invocation: Invocation) throws {
-        let items = try invocation.withStore(readOnly: true) { try $0.history(allBranches: invocation.flag("all-branches")) }
+        let limit = try invocation.integer("limit", in: 1...Int(Int32.max))
+        let before = try invocation.option("before").map { try RootArgument.id($0, named: "--before") }
+        let items = try invocation.withStore(readOnly: true) {
+            try $0.history(allBranches: invocation.flag("all-branches"), limit: limit, before: before)
+        }
         if invocation.prefersJSON {
             invocation.console.print(.array(items.map(historyDocument)))
             return

@@ -58,7 +58,7 @@ struct HistoryCommandTests {
     }
 
     @Test func aCommitAfterUndoStartsABranchThatAllBranchesShows() throws {
-        let workspace = try Workspace.withStore()
+        let workspace = try Workspace.withStore("--retention", "all")
         try workspace.put("c", "k", "1")
         let abandoned = try workspace.put("c", "k", "2")
         try workspace.expectSuccess(["undo", workspace.store])
@@ -70,6 +70,32 @@ struct HistoryCommandTests {
         #expect(all.map { $0["id"] as? Int }.contains(abandoned))
         #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", String(abandoned)]).stdout == "2\n")
         #expect(try workspace.expectSuccess(["history", workspace.store, "--all-branches"]).stdout.contains("(branch tip)"))
+    }
+
+    @Test func limitPrintsTheNewestRowsOfTheListingAndBeforeContinuesIt() throws {
+        let workspace = try Workspace.withStore()
+        for index in 1...5 { try workspace.put("c", "k", String(index)) }
+        let whole = try workspace.expectSuccess(["history", workspace.store]).stdout.split(separator: "\n")
+        let first = try workspace.expectSuccess(["history", workspace.store, "--limit", "2"]).stdout.split(separator: "\n")
+        #expect(first == Array(whole.prefix(3)))
+        let page = try workspace.expectSuccess(["history", workspace.store, "--limit", "2", "--json"]).objects()
+        let last = try #require(page.last?["id"] as? Int)
+        let rest = try workspace.expectSuccess(["history", workspace.store, "--before", String(last)]).stdout.split(separator: "\n")
+        #expect(Array(rest.dropFirst()) == Array(whole.dropFirst(3)))
+        try workspace.expectFailure(["history", workspace.store, "--limit", "0"], exitCode: 2, message: "--limit")
+        try workspace.expectFailure(["history", workspace.store, "--before", "999"], exitCode: 1, message: "not retained")
+    }
+
+    @Test func underLastNACommitAfterUndoDropsTheUndoneBranch() throws {
+        let workspace = try Workspace.withStore("--retention", "last:100")
+        try workspace.put("c", "k", "1")
+        let abandoned = try workspace.put("c", "k", "2")
+        try workspace.expectSuccess(["undo", workspace.store])
+        let branch = try workspace.put("c", "k", "3")
+        let all = try workspace.expectSuccess(["history", workspace.store, "--all-branches", "--json"]).objects()
+        #expect(all.first?["id"] as? Int == branch)
+        #expect(!all.map { $0["id"] as? Int }.contains(abandoned))
+        try workspace.expectFailure(["get", workspace.store, "c", "k", "--at", String(abandoned)], exitCode: 1, message: "not retained")
     }
 
     @Test func revertCommitsANewRootWithAnOlderRootsContents() throws {
@@ -106,6 +132,9 @@ struct HistoryCommandTests {
             #expect(listed.first?["value"] as? Int == index + 1)
         }
         #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", "2999-01-01"]).stdout == "4\n")
+        // A time at or after the present reads the head, also after an undo.
+        try workspace.expectSuccess(["undo", workspace.store])
+        #expect(try workspace.expectSuccess(["get", workspace.store, "c", "k", "--at", "2999-01-01"]).stdout == "3\n")
     }
 
     @Test func aBadOrUnknownAtIsReported() throws {

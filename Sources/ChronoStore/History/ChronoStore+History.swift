@@ -3,9 +3,24 @@ import ChronoStoreEngine
 
 extension ChronoStore {
     /// The retained roots, newest first: the head and its ancestors, or every retained root
-    /// including side branches (`allBranches`). Cost: O(roots listed).
-    public func history(allBranches: Bool = false) async throws -> [HistoryRoot] {
-        try engineCall { try engine.history(allBranches: allBranches).map(HistoryRoot.init) }
+    /// including side branches (`allBranches`), a page at a time.
+    ///
+    /// ```swift
+    /// let page = try await store.history(limit: 20)
+    /// let next = try await store.history(limit: 20, before: page.last?.id)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - limit: at most this many roots (nil: all). The result is the first `limit` items of the
+    ///     whole listing, in the same shape.
+    ///   - before: continue after this root: on the head's line its ancestors, with `allBranches`
+    ///     the roots with smaller ids. Pass the last id of the previous page.
+    /// - Throws: ``ChronoStoreError/rootNotRetained(_:)`` when `before` is not retained.
+    /// - Complexity: O(L log R + S) for L roots listed, R retained roots and S snapshots.
+    public func history(allBranches: Bool = false, limit: Int? = nil, before: RootID? = nil) async throws -> [HistoryRoot] {
+        try engineCall {
+            try engine.history(allBranches: allBranches, limit: limit, before: before?.engineValue).map(HistoryRoot.init)
+        }
     }
 
     /// The current head root.

@@ -15,7 +15,8 @@ public enum Durability: Sendable, Equatable {
 
 /// How much history a store keeps. Snapshots and roots that open readers use are always kept.
 public enum HistoryRetention: Sendable, Equatable {
-    /// The head and the `count - 1` roots before it: an undo depth of `count - 1`. `count` runs
+    /// The head and the `count - 1` roots before it on its undo line, plus the roots redo reaches:
+    /// an undo depth of `count - 1`. A commit after an undo drops the undone roots. `count` runs
     /// from 1 to 2^40; others throw ``ChronoStoreError/invalidOptions(_:)``.
     case lastRoots(Int)
     /// Roots committed within the last `days` days (the head is always kept). `days` runs from 0

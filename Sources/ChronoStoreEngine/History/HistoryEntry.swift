@@ -14,11 +14,16 @@
 /// | 48 | 8 | commit time, milliseconds since 1970 |
 /// | 56 | 24 | dead list: pages alive at the lineage parent that died on the way to this root |
 /// | 80 | 24 | new list: pages born after the lineage parent and alive at this root |
-/// | 104 | 4 | flags: bit 0 = dead list is the root page's own invalidated list, bit 1 = new list is its introduced list |
+/// | 104 | 4 | flags: bit 0 = dead list is the root page's own invalidated list, bit 1 = new list is its introduced list, bit 2 = left behind (see below) |
 /// | 108 | 4 | reserved (0) |
 ///
 /// A list whose flag is clear is a chain of list chunks owned by the history index, written when
 /// a pruned root's lists were merged into this one (its first chunk's birth says when).
+///
+/// A root is **left behind** when an undone branch was dropped but a pin (a reader, a snapshot,
+/// the durable fallback head) kept this root of it: it is on no line retention keeps, and pruning
+/// drops it as soon as nothing pins it, whatever its depth or age. Stores written before this bit
+/// existed have it clear, which only means such a root waits for the policy (or `prune()`).
 package struct HistoryEntry: Equatable, Sendable {
     static let byteCount = 112
 
@@ -32,6 +37,8 @@ package struct HistoryEntry: Equatable, Sendable {
     var newList: ListDescriptor
     var deadListIsRootOwned: Bool
     var newListIsRootOwned: Bool
+    /// Kept from a dropped branch only by a pin (flag bit 2).
+    var isLeftBehind = false
 
     package var root: TransactionID { rootPage.birth }
 
@@ -46,7 +53,8 @@ package struct HistoryEntry: Equatable, Sendable {
             raw.storeLittleEndian(timeMilliseconds, at: 48)
             RootRecord.store(deadList, into: raw, at: 56)
             RootRecord.store(newList, into: raw, at: 80)
-            raw.storeLittleEndian(UInt32((deadListIsRootOwned ? 1 : 0) | (newListIsRootOwned ? 2 : 0)), at: 104)
+            let flags = (deadListIsRootOwned ? 1 : 0) | (newListIsRootOwned ? 2 : 0) | (isLeftBehind ? 4 : 0)
+            raw.storeLittleEndian(UInt32(flags), at: 104)
         }
         return .inline(bytes)
     }
@@ -57,7 +65,7 @@ package struct HistoryEntry: Equatable, Sendable {
         }
         let entry = bytes.withUnsafeBytes { raw in
             let flags: UInt32 = raw.loadLittleEndian(at: 104)
-            return HistoryEntry(
+            var entry = HistoryEntry(
                 rootPage: raw.loadReference(at: 0),
                 historyParent: TransactionID(raw.loadLittleEndian(at: 16, as: UInt64.self)),
                 lineageParent: TransactionID(raw.loadLittleEndian(at: 24, as: UInt64.self)),
@@ -67,6 +75,8 @@ package struct HistoryEntry: Equatable, Sendable {
                 deadList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 56),
                 newList: RootRecord.loadList(UnsafeRawBufferPointer(raw), at: 80),
                 deadListIsRootOwned: flags & 1 != 0, newListIsRootOwned: flags & 2 != 0)
+            entry.isLeftBehind = flags & 4 != 0
+            return entry
         }
         // Depths only grow by one per commit; bounding them keeps pruning's sums from overflowing.
         guard entry.depth < 1 << 62 else {

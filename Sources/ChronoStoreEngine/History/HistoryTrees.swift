@@ -69,6 +69,28 @@ struct HistoryTrees {
         return found
     }
 
+    /// Lowers to `milliseconds` the recorded time of every root stamped later: a root committed
+    /// before another cannot have been committed after it, so a time past a newer commit's is a
+    /// clock that had run ahead. Keeps recorded times in commit order. O(log roots) when no time
+    /// is ahead, plus O(log roots) per root lowered (each root at most once per jump).
+    mutating func lowerTimes(above milliseconds: Int64, editor: some TreeEditing) throws {
+        var later: [TransactionID] = []
+        let range = KeyRange(lower: KeyBound(IndexKey.pair(Self.timeValue(milliseconds), UInt64.max), inclusive: false))
+        try times.scan(range, reverse: false, reader: editor) { key, _ in
+            later.append(TransactionID(IndexKey.second(of: key)))
+            return true
+        }
+        for id in later {
+            guard var entry = try entry(id, reader: editor) else {
+                throw StoreError.malformedPage(page: times.root.page, reason: "time index names a missing root \(id.rawValue)")
+            }
+            _ = try times.remove(Self.timeKey(entry), editor: editor)
+            entry.timeMilliseconds = milliseconds
+            _ = try times.put(Self.timeKey(entry), .inline([]), editor: editor)
+            try setEntry(entry, editor: editor)
+        }
+    }
+
     static func timeKey(_ entry: HistoryEntry) -> [UInt8] {
         IndexKey.pair(timeValue(entry.timeMilliseconds), entry.root.rawValue)
     }

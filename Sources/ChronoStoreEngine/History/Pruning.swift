@@ -1,31 +1,39 @@
 // Pruning: dropping roots retention no longer keeps, and freeing exactly the pages only they reached.
 
 /// Roots that must stay: the new head, roots open readers read (in any process), the durable
-/// fallback state's head, and (later) snapshots.
+/// fallback state's head, and snapshots' roots.
 package struct PinnedRoots: Sendable {
     package var roots: Set<TransactionID> = []
     /// Another process reads a root this old or newer: keep every root from here on.
     package var everythingFrom: TransactionID?
+    /// How many snapshots pin each root (shared with the store's cache, so assigning it is O(1)).
+    var snapshots: [TransactionID: Int] = [:]
 
     func contains(_ root: TransactionID) -> Bool {
+        snapshots[root] != nil || isHeldWhileOpen(root)
+    }
+
+    /// Pinned by something that goes away without a commit: a reader, another process, the
+    /// durable fallback head. Pruning cannot move its cursor past such a root.
+    func isHeldWhileOpen(_ root: TransactionID) -> Bool {
         if let everythingFrom, root >= everythingFrom { return true }
         return roots.contains(root)
     }
 
     var oldest: TransactionID? {
-        [roots.min(), everythingFrom].compactMap { $0 }.min()
+        [roots.min(), everythingFrom, snapshots.keys.min()].compactMap { $0 }.min()
     }
 }
 
 /// How much pruning a transaction does.
 enum PruneMode: Equatable {
-    /// After a commit: examine at most `limit` history entries, resuming where the last stopped.
+    /// After a commit: drop at most `limit` expired roots, resuming at the prune cursor.
     case automatic(limit: Int)
     /// ``Store/prune()``: apply the retention policy to every root.
     case exhaustive
     /// ``Store/clearHistory()``: drop every root that is not the head or pinned.
     case clear
-    /// Head moves (undo, redo) prune nothing.
+    /// Head moves (undo, redo) and snapshot edits prune nothing but the roots they released.
     case none
 }
 
@@ -48,50 +56,98 @@ extension WriteTransaction {
     func pruneHistory(
         _ trees: inout HistoryTrees, head: HistoryEntry, policy: RetentionPolicy, mode: PruneMode
     ) throws -> (prunedCount: Int, cursor: TransactionID) {
-        if mode == .none { return (0, base.state.pruneCursor) }
-        // Under limitless retention nothing expires; only pins and clearHistory matter.
-        if policy == .limitless, case .automatic = mode { return (0, base.state.pruneCursor) }
-        let now = Clock.nowMilliseconds()
-        if case .automatic(let limit) = mode {
-            // The oldest roots, up to the first one the policy still keeps: one scan, and no
-            // work at all while nothing has expired.
-            var candidates: [TransactionID] = []
-            try trees.entries.scan(.all, reverse: false, reader: self) { _, value in
-                let entry = try HistoryEntry.decode(value, page: trees.entries.root.page)
-                guard isExpired(entry, head: head, policy: policy, now: now) else { return false }
-                candidates.append(entry.root)
-                return candidates.count < limit
+        var rule = RetentionRule(head: head, policy: policy, nowMilliseconds: store.options.clock.nowMilliseconds())
+        // Roots left behind by earlier commits: their readers may have let go since.
+        rootsLeftBehind.formUnion(store.pruningMemory.rootsLeftBehind)
+        rootsToRevisit.formUnion(rootsLeftBehind)
+        var pruned = 0
+        var cursor = base.state.pruneCursor
+        switch mode {
+        case .none:
+            break
+        case .automatic(let limit):
+            (pruned, cursor) = try pruneExpiredRoots(&trees, rule: rule, limit: max(limit, 1), from: cursor)
+        case .exhaustive, .clear:
+            pruned = try pruneEveryRoot(&trees, rule: &rule, mode: mode)
+            cursor = .none
+        }
+        // Roots whose reason to stay went in this commit: fork points that lost a branch, roots
+        // of deleted snapshots. They may lie behind the cursor, so look at them here; one the
+        // policy or a reader still keeps moves the cursor back to it.
+        while let id = rootsToRevisit.popFirst() {
+            guard let entry = try trees.entry(id, reader: self) else {
+                rootsLeftBehind.remove(id)
+                continue
             }
-            var pruned = 0
-            for id in candidates {
-                // Re-read: pruning an earlier candidate may have merged lists into this one.
-                guard let entry = try trees.entry(id, reader: self) else { continue }
-                if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now), try pruneRoot(entry, &trees) {
+            if try shouldPrune(entry, rule: &rule, mode: mode, trees: trees) {
+                if try pruneRoot(entry, &trees) {
+                    pruned += 1
+                    rootsLeftBehind.remove(id)
+                }
+            } else if id < cursor, allocator.pinnedRoots.snapshots[id] == nil {
+                // Kept for now (by the policy, as the head, or by a reader): the walk must meet it
+                // again once that changes.
+                cursor = id
+            }
+        }
+        return (pruned, cursor)
+    }
+
+    /// Automatic pruning: walks the roots in commit order from the cursor, dropping expired roots
+    /// until one the policy keeps, or `limit` drops. Snapshot roots and fork points are stepped
+    /// over without counting against the limit, and the cursor moves past them, so no later
+    /// commit looks at them again (a deleted snapshot or a fork point that loses a branch is
+    /// revisited directly). A root a reader holds is stepped over too, but the cursor stays
+    /// before it, since the reader may let it go without a commit.
+    private func pruneExpiredRoots(
+        _ trees: inout HistoryTrees, rule: RetentionRule, limit: Int, from start: TransactionID
+    ) throws -> (prunedCount: Int, cursor: TransactionID) {
+        let pinned = allocator.pinnedRoots
+        var cursor = start
+        var cursorHeld = false
+        var pruned = 0
+        var position = start
+        while pruned < limit, let entry = try entry(atOrAfter: position, in: trees) {
+            position = TransactionID(entry.root.rawValue + 1)
+            // Another process holds every root from here on.
+            if let everythingFrom = pinned.everythingFrom, entry.root >= everythingFrom { break }
+            if pinned.snapshots[entry.root] == nil {
+                // Ages grow along commit order, so the first root the policy keeps ends the walk
+                // (a root left behind by a dropped branch is not on that order).
+                guard entry.isLeftBehind || rule.isExpiredByAge(entry) else { break }
+                if pinned.isHeldWhileOpen(entry.root) {
+                    cursorHeld = true
+                } else if try pruneRoot(entry, &trees) {
                     pruned += 1
                 }
             }
-            return (pruned, .none)
+            if !cursorHeld { cursor = position }
         }
-        // Exhaustive: repeat passes, since a fork point is visited before the branches whose
-        // dropping frees it.
+        return (pruned, cursor)
+    }
+
+    /// `prune()` and `clearHistory()`: passes over every root until one drops nothing (a fork
+    /// point is visited before the branches whose dropping frees it).
+    private func pruneEveryRoot(_ trees: inout HistoryTrees, rule: inout RetentionRule, mode: PruneMode) throws -> Int {
         var pruned = 0
         while true {
             var prunedThisPass = 0
-            var cursor = TransactionID.none
-            while let entry = try nextEntry(after: cursor, in: trees) {
-                cursor = entry.root
-                if shouldPrune(entry, head: head, policy: policy, mode: mode, now: now), try pruneRoot(entry, &trees) {
+            var position = TransactionID.none
+            while let entry = try entry(atOrAfter: position, in: trees) {
+                position = TransactionID(entry.root.rawValue + 1)
+                if try shouldPrune(entry, rule: &rule, mode: mode, trees: trees), try pruneRoot(entry, &trees) {
                     prunedThisPass += 1
                 }
             }
             pruned += prunedThisPass
-            if prunedThisPass == 0 { return (pruned, .none) }
+            if prunedThisPass == 0 { return pruned }
         }
     }
 
-    private func nextEntry(after cursor: TransactionID, in trees: HistoryTrees) throws -> HistoryEntry? {
+    /// The retained root with the smallest id at or after `position`. O(log roots).
+    private func entry(atOrAfter position: TransactionID, in trees: HistoryTrees) throws -> HistoryEntry? {
         var found: HistoryEntry?
-        let range = KeyRange(lower: KeyBound(HistoryIndex.key(cursor), inclusive: false))
+        let range = KeyRange(lower: KeyBound(HistoryIndex.key(position), inclusive: true))
         try trees.entries.scan(range, reverse: false, reader: self) { _, value in
             found = try HistoryEntry.decode(value, page: trees.entries.root.page)
             return false
@@ -100,38 +156,41 @@ extension WriteTransaction {
     }
 
     private func shouldPrune(
-        _ entry: HistoryEntry, head: HistoryEntry, policy: RetentionPolicy, mode: PruneMode, now: Int64
-    ) -> Bool {
-        if entry.root == head.root || allocator.pinnedRoots.contains(entry.root) { return false }
-        if mode == .clear { return true }
-        return isExpired(entry, head: head, policy: policy, now: now)
+        _ entry: HistoryEntry, rule: inout RetentionRule, mode: PruneMode, trees: HistoryTrees
+    ) throws -> Bool {
+        if entry.root == rule.head.root || allocator.pinnedRoots.contains(entry.root) { return false }
+        if mode == .clear || entry.isLeftBehind { return true }
+        return try rule.isExpired(entry, trees: trees, reader: self)
     }
 
-    /// Whether the retention policy alone lets `entry` go (pins and fork points aside).
-    private func isExpired(_ entry: HistoryEntry, head: HistoryEntry, policy: RetentionPolicy, now: Int64) -> Bool {
-        if entry.root == head.root { return false }
-        switch policy {
-        case .limitless:
-            return false
-        case .lastRoots(let count):
-            return entry.depth + UInt64(max(count, 1)) <= head.depth
-        case .days(let days):
-            return entry.timeMilliseconds < now - Int64(days) * 86_400_000
-        }
-    }
-
-    /// Drops every unpinned root in the lineage subtree of `root` (an undone branch), tips first.
+    /// Drops every unpinned root of an undone branch starting at `root`: its lineage subtree and
+    /// the redo chain from it (a revert made in the branch derives its trees from elsewhere, but
+    /// its redo link still ties it to the branch), newest first so each is a tip when dropped.
     func dropBranch(from root: TransactionID, _ trees: inout HistoryTrees) throws -> Int {
-        var subtree: [TransactionID] = []
+        var subtree: Set<TransactionID> = []
         var frontier = [root]
         while let next = frontier.popLast() {
-            subtree.append(next)
+            guard subtree.insert(next).inserted, let entry = try trees.entry(next, reader: self) else { continue }
             frontier.append(contentsOf: try trees.lineageChildren(of: next, reader: self))
+            if entry.redoTarget != .none, let target = try trees.entry(entry.redoTarget, reader: self),
+                target.historyParent == next
+            {
+                frontier.append(target.root)
+            }
         }
         var dropped = 0
-        for id in subtree.sorted(by: >) where !allocator.pinnedRoots.contains(id) {
-            guard let entry = try trees.entry(id, reader: self) else { continue }
-            if try pruneRoot(entry, &trees) { dropped += 1 }
+        for id in subtree.sorted(by: >) {
+            guard var entry = try trees.entry(id, reader: self) else { continue }
+            if allocator.pinnedRoots.contains(id) {
+                // Kept only by its pin: marked, so pruning drops it once the pin goes.
+                if id != transaction, !entry.isLeftBehind {
+                    entry.isLeftBehind = true
+                    try trees.setEntry(entry, editor: self)
+                }
+                if id != transaction { rootsLeftBehind.insert(id) }
+            } else if try pruneRoot(entry, &trees) {
+                dropped += 1
+            }
         }
         return dropped
     }
@@ -145,6 +204,8 @@ extension WriteTransaction {
         var freed: [PageReference] = []
         if children.isEmpty {
             freed = entry.lineageParent == .none ? try allTreePages(of: entry) : try newList(of: entry)
+            // The parent lost a branch: a fork point it may have been is prunable now.
+            if entry.lineageParent != .none { rootsToRevisit.insert(entry.lineageParent) }
         } else if entry.lineageParent == .none {
             guard var child = try trees.entry(children[0], reader: self) else {
                 throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(children[0].rawValue)")

@@ -4,7 +4,8 @@
 package enum RetentionPolicy: Equatable, Sendable, CustomStringConvertible {
     /// Keep every root until ``Store/clearHistory()``.
     case limitless
-    /// Keep the head and the `count - 1` roots before it on its history line (undo depth).
+    /// Keep the head and the `count - 1` roots before it on its history line (undo depth), and
+    /// its redo chain; side branches are not kept (see `RetentionRule`).
     case lastRoots(Int)
     /// Keep roots committed within the last `days` days (the head is always kept).
     case days(Int)

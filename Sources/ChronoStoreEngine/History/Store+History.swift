@@ -30,51 +30,13 @@ package enum RootSelector: Equatable, Sendable {
 }
 
 extension Store {
-    /// The retained roots, newest first: the head and its ancestors, or every retained root
-    /// (`allBranches`). Cost: O(roots listed).
-    package func history(allBranches: Bool = false) throws -> [HistoryItem] {
-        let reader = try beginRead()
-        defer { reader.close() }
-        let trees = HistoryTrees(state: reader.snapshot.state)
-        var entries: [TransactionID: HistoryEntry] = [:]
-        try trees.entries.scan(.all, reverse: false, reader: reader.treeReader) { _, value in
-            let entry = try HistoryEntry.decode(value, page: trees.entries.root.page)
-            entries[entry.root] = entry
-            return true
-        }
-        let head = reader.snapshot.head.transaction
-        var mainLine: [TransactionID] = []
-        var cursor: TransactionID? = head
-        while let id = cursor, let entry = entries[id] {
-            mainLine.append(id)
-            cursor = entry.historyParent == .none ? nil : entry.historyParent
-        }
-        let onMainLine = Set(mainLine)
-        var snapshotNames: [TransactionID: [String]] = [:]
-        for info in try SnapshotTree.all(reader.snapshot.state.snapshots, reader: reader.treeReader) {
-            snapshotNames[info.root, default: []].append(info.name)
-        }
-        let parents = Set(entries.values.map(\.historyParent))
-        let ids = allBranches ? entries.keys.sorted(by: >) : mainLine
-        return try ids.map { id in
-            let entry = entries[id]!
-            let root = try LoadedRoot(entry.rootPage, reader: reader.treeReader).record
-            return HistoryItem(
-                id: id, parent: entry.historyParent == .none ? nil : entry.historyParent,
-                timeMilliseconds: entry.timeMilliseconds, label: root.label,
-                pagesChanged: root.invalidated.count + root.introduced.count, isHead: id == head,
-                isBranchTip: !onMainLine.contains(id) && !parents.contains(id),
-                revertedTo: root.contentSource == .none ? nil : root.contentSource,
-                redoTarget: entries[entry.redoTarget] == nil ? nil : entry.redoTarget,
-                snapshots: snapshotNames[id] ?? [])
-        }
-    }
-
     /// Starts a read transaction on a retained root, pinning it. Reads there cost the same as
-    /// at the head. O(log roots) to find the root.
+    /// at the head. O(log roots) to find the root. A time at or after the store clock's present
+    /// reads the head: what the store holds now, whatever times earlier commits were stamped with.
     /// - Throws: ``StoreError/rootNotRetained(_:)`` or ``StoreError/noRootAtOrBefore(milliseconds:)``.
     package func beginRead(at selector: RootSelector) throws -> ReadTransaction {
         if selector == .head { return try beginRead() }
+        if case .time(let milliseconds) = selector, milliseconds >= options.clock.nowMilliseconds() { return try beginRead() }
         // Pin the head first so the history index cannot change under the lookup.
         let current = try beginRead()
         defer { current.close() }
@@ -84,8 +46,7 @@ extension Store {
         case .head: id = current.snapshot.head.transaction
         case .root(let root): id = root
         case .snapshot(let name):
-            guard let info = try SnapshotTree.all(current.snapshot.state.snapshots, reader: current.treeReader)
-                .first(where: { $0.name == name })
+            guard let info = try SnapshotTree.find(name, in: current.snapshot.state.snapshots, reader: current.treeReader)
             else { throw StoreError.snapshotNotFound(name) }
             id = info.root
         case .time(let milliseconds):

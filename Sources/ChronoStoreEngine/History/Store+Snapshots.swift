@@ -51,6 +51,13 @@ enum SnapshotTree {
         return result
     }
 
+    /// The snapshot named `name`, if any. O(log snapshots).
+    static func find(_ name: String, in root: PageReference, reader: some TreeReading) throws -> SnapshotInfo? {
+        let key = Array(name.utf8)
+        guard !key.isEmpty, let value = try BTree(root: root, owner: .system).lookup(key, reader: reader) else { return nil }
+        return try key.withUnsafeBytes { try decode(name: $0, value, page: root.page) }
+    }
+
     static func validateName(_ name: String) throws -> [UInt8] {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= 255 else { throw StoreError.invalidSnapshotName(name) }
@@ -71,7 +78,7 @@ extension Store {
             var records = 0
             for collection in try transaction.collectionNames() { records += try transaction.count(in: collection) }
             let info = SnapshotInfo(
-                name: name, root: transaction.base.head.transaction, timeMilliseconds: Clock.nowMilliseconds(),
+                name: name, root: transaction.base.head.transaction, timeMilliseconds: options.clock.nowMilliseconds(),
                 recordCount: records)
             transaction.history.snapshotEdits.append((key, info))
             transaction.history.forceState = true
@@ -112,7 +119,36 @@ extension Store {
     /// - Returns: the new head.
     @discardableResult
     package func checkoutSnapshot(named name: String, label: String? = nil) throws -> TransactionID {
-        guard let info = try snapshots().first(where: { $0.name == name }) else { throw StoreError.snapshotNotFound(name) }
+        let reader = try beginRead()
+        let found = try SnapshotTree.find(name, in: reader.snapshot.state.snapshots, reader: reader.treeReader)
+        reader.close()
+        guard let info = found else { throw StoreError.snapshotNotFound(name) }
         return try revert(to: info.root, label: label ?? "Check out \(name)")
+    }
+}
+
+extension WriteTransaction {
+    /// Applies this transaction's snapshot edits and pins every snapshot's root against pruning.
+    /// O(1) when no snapshot changes and the store has seen this snapshot tree before, plus
+    /// O(log snapshots) per edit; a deleted snapshot's root is looked at again by pruning.
+    func applySnapshotEdits() throws -> BTree {
+        var snapshots = BTree(root: base.state.snapshots, owner: .system)
+        var counts = try store.pruningMemory.snapshotCounts(for: snapshots.root, reader: self)
+        for (name, info) in history.snapshotEdits {
+            if let value = try snapshots.lookup(name, reader: self) {
+                let previous = try name.withUnsafeBytes { try SnapshotTree.decode(name: $0, value, page: snapshots.root.page) }
+                if let count = counts[previous.root], count > 1 { counts[previous.root] = count - 1 }
+                else { counts.removeValue(forKey: previous.root) }
+                rootsToRevisit.insert(previous.root)
+            }
+            if let info {
+                _ = try snapshots.put(name, SnapshotTree.encode(info), editor: self)
+                counts[info.root, default: 0] += 1
+            } else {
+                _ = try snapshots.remove(name, editor: self)
+            }
+        }
+        allocator.pinnedRoots.snapshots = counts
+        return snapshots
     }
 }

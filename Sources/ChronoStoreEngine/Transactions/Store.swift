@@ -21,6 +21,8 @@ package final class Store: @unchecked Sendable {
     /// The data file had more than one hard link when opened.
     let hasSeveralNames: Bool
     let writerGate = WriterGate()
+    /// What pruning remembers between commits (only the writer uses it).
+    let pruningMemory = PruningMemory()
 
     let lock = Lock()
     // Guarded by `lock`:

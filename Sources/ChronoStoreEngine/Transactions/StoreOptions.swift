@@ -20,8 +20,8 @@ package struct StoreOptions: Sendable, Equatable {
     package var cacheByteCount: Int
     /// In ``Durability/deferred`` mode, how many commits may pass between syncs.
     package var checkpointInterval: Int
-    /// How many history entries one commit examines for pruning at most; the rest wait for
-    /// later commits.
+    /// How many expired roots one commit drops at most; the rest wait for later commits. Roots
+    /// that snapshots or readers pin, and fork points, are stepped over without counting.
     package var pruneBatchLimit: Int
     /// How many pages a write transaction keeps in memory before it writes leaf and large-value
     /// pages out early (they stay uncommitted until the commit). Bounds a large transaction's
@@ -31,6 +31,8 @@ package struct StoreOptions: Sendable, Equatable {
     package var retention: RetentionPolicy
     /// For a new store: drop an undone branch as soon as a new commit branches off.
     package var dropsUndoneBranches: Bool
+    /// The clock commits, snapshots and `days` retention read (tests replace it to make time jump).
+    package var clock: WallClock = .system
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,

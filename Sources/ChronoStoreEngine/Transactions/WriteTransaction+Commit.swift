@@ -94,6 +94,9 @@ extension WriteTransaction {
         markFinished()
         // Publishing releases the writer whether it succeeds or throws.
         try store.publishCommit(self, pages: sealed.pages, snapshot: sealed.snapshot, syncs: syncs)
+        if let published = publishedSnapshotRoots {
+            store.pruningMemory.remember(snapshotCounts: published.counts, for: published.tree, leftBehind: rootsLeftBehind)
+        }
         return sealed.snapshot.head.transaction
     }
 
@@ -109,12 +112,7 @@ extension WriteTransaction {
         let statePage = PageReference(page: try takeFreePage(), birth: transaction)
         releasePage(base.stateReference, owner: .system)
         // Snapshots first: retention and branch dropping never touch their roots.
-        var snapshots = BTree(root: base.state.snapshots, owner: .system)
-        for (name, info) in history.snapshotEdits {
-            if let info { _ = try snapshots.put(name, SnapshotTree.encode(info), editor: self) }
-            else { _ = try snapshots.remove(name, editor: self) }
-        }
-        for info in try SnapshotTree.all(snapshots.root, reader: self) { allocator.pinnedRoots.roots.insert(info.root) }
+        var snapshots = try applySnapshotEdits()
         let retention = history.retention ?? base.state.retention
         let dropsUndone = history.dropsUndoneBranches ?? base.state.dropsUndoneBranches
         var retainedDelta = 0
@@ -155,8 +153,13 @@ extension WriteTransaction {
             retainedDelta += 1
             head = entry
             headRecord = record
-            // 3. An undone branch is dropped at once when the store is set to.
-            if dropsUndone, undoneBranch != .none, undoneBranch != transaction {
+            // A commit stamped by the clock: no earlier root can have been committed later.
+            if history.importedRoot == nil && !replacing { try trees.lowerTimes(above: entry.timeMilliseconds, editor: self) }
+            // 3. An undone branch is dropped at once when the store is set to, and always under
+            // `lastRoots`, which keeps no side branch (see `RetentionRule`).
+            let dropsBranch: Bool
+            if case .lastRoots = retention { dropsBranch = true } else { dropsBranch = dropsUndone }
+            if dropsBranch, undoneBranch != .none, undoneBranch != transaction {
                 retainedDelta -= try dropBranch(from: undoneBranch, &trees)
             }
         } else {
@@ -186,6 +189,7 @@ extension WriteTransaction {
             trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
             snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
         }
+        publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
         try settleFreeTree()
         // 5. The state record.
@@ -233,7 +237,7 @@ extension WriteTransaction {
         }
         var record = RootRecord(
             transaction: transaction, parent: parentPage,
-            timeMilliseconds: max(Clock.nowMilliseconds(), base.head.timeMilliseconds), catalog: catalogTree.root,
+            timeMilliseconds: store.options.clock.nowMilliseconds(), catalog: catalogTree.root,
             label: label)
         record.contentSource = history.contentSource ?? .none
         if let imported = history.importedRoot {
@@ -241,11 +245,11 @@ extension WriteTransaction {
             record.contentSource = imported.contentSource
         }
         if let replacing {
-            // Same contents as the head it replaces: keep its label and time, so history and
-            // reads by time answer as before.
+            // Same contents as the head it replaces: keep its label and recorded time, so history
+            // and reads by time answer as before.
             let replaced = try LoadedRoot(replacing.rootPage, reader: self).record
             record.label = replaced.label
-            record.timeMilliseconds = replaced.timeMilliseconds
+            record.timeMilliseconds = replacing.timeMilliseconds
         }
         let buffer = try buildRootPage(record, on: rootPage.page)
         let decoded = try RootRecord.decode(buffer)

@@ -25,6 +25,13 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var history = PendingHistoryChange()
     /// How many roots the commit pruned.
     var prunedCount = 0
+    /// Roots whose reason to stay may have gone in this commit (a fork point that lost a branch,
+    /// a deleted snapshot's root): pruning looks at them again, wherever its cursor is.
+    var rootsToRevisit: Set<TransactionID> = []
+    /// Roots of dropped branches that only a pin keeps (see `PruningMemory`), as of this commit.
+    var rootsLeftBehind: Set<TransactionID> = []
+    /// The snapshot pin counts of the tree this commit publishes, remembered once it is published.
+    var publishedSnapshotRoots: (tree: PageReference, counts: [TransactionID: Int])?
 
     // Pages written by this transaction, by page number.
     var dirty: [PageID: DirtyPage] = [:]
