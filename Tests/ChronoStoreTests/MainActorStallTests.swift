@@ -10,9 +10,12 @@ import Testing
     private var task: Task<Duration, Never>?
 
     func start(detached: Bool = false) {
+        // Timed from now, not from the task's first run: work that blocks the actor before the
+        // task gets to run must count as a gap too.
+        let clock = ContinuousClock()
+        let begin = clock.now
         let loop: @Sendable () async -> Duration = {
-            let clock = ContinuousClock()
-            var last = clock.now
+            var last = begin
             var longest = Duration.zero
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(1))
