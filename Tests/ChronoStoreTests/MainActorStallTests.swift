@@ -102,6 +102,24 @@ final class WriterRelease: @unchecked Sendable {
         try await store.close()
     }
 
+    @MainActor @Test func anAsyncOpenOnTheMainActorBesideAnotherProcessesWriterKeepsItRunning() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed-open")
+        let path = directory.file("shared.chrono")
+        try await ChronoStore.open(at: URL(fileURLWithPath: path)).close()
+        let writer = try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value
+        let statuses = WriterRelease(after: 0.5, [writer])
+        let ticker = Ticker()
+        ticker.start()
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path))
+        #expect(try await store.datastore(CounterFormat.self).count() == 0)
+        try await store.datastore(CounterFormat.self).persist(Counter(id: "mine", value: 1))  // waits for the writer
+        let longestGap = await ticker.stop()
+        print("open and write beside another process's writer; longest main-actor gap \(longestGap)")
+        #expect(await statuses.value == [0])
+        #expect(longestGap < .milliseconds(100))
+        try await store.close()
+    }
+
     @MainActor @Test func storesWaitingForOtherProcessesLeaveTheCooperativePoolFree() async throws {
         // More stores waiting at once than the pool has threads.
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
