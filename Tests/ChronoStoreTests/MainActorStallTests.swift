@@ -68,7 +68,13 @@ final class WriterRelease: @unchecked Sendable {
     }
 }
 
-@Suite struct MainActorStallTests {
+/// The other process holds its writer for 500 ms; a thread blocked by the wait would show a gap
+/// of at least that. The bound is far below it but well above the scheduling noise of a loaded
+/// machine running the whole suite (gaps of ~100 ms were seen there; alone, they are ~10 ms).
+/// How small the gaps are is a benchmark's question, not a test's.
+let stallBound: Duration = .milliseconds(250)
+
+@Suite(.serialized) struct MainActorStallTests {
     @MainActor @Test func aTransactionOnTheMainActorWaitsForAnotherProcessWithoutStallingIt() async throws {
         let directory = try TemporaryDirectory(prefix: "typed-stall")
         let path = directory.file("shared.chrono")
@@ -97,7 +103,7 @@ final class WriterRelease: @unchecked Sendable {
         // The transaction really waited for the other process's writer...
         #expect(waited >= .milliseconds(400))
         // ...while the main actor kept running (a blocked main thread would show a ~500 ms gap).
-        #expect(longestGap < .milliseconds(100))
+        #expect(longestGap < stallBound)
         #expect(try await counters.count() == 2)
         try await store.close()
     }
@@ -116,7 +122,7 @@ final class WriterRelease: @unchecked Sendable {
         let longestGap = await ticker.stop()
         print("open and write beside another process's writer; longest main-actor gap \(longestGap)")
         #expect(await statuses.value == [0])
-        #expect(longestGap < .milliseconds(100))
+        #expect(longestGap < stallBound)
         try await store.close()
     }
 
@@ -147,8 +153,8 @@ final class WriterRelease: @unchecked Sendable {
         print("\(count) stores waited; longest main-actor gap \(mainGap), longest pool-task gap \(poolGap)")
 
         #expect(await statuses.value == Array(repeating: 0, count: count))
-        #expect(mainGap < .milliseconds(100))
-        #expect(poolGap < .milliseconds(100))
+        #expect(mainGap < stallBound)
+        #expect(poolGap < stallBound)
         for store in stores {
             #expect(try await store.datastore(CounterFormat.self).count() == 1)
             try await store.close()
