@@ -56,7 +56,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChronoStoreTests",
-            dependencies: ["ChronoStore", "ChronoStoreEngine", "ChronoStoreTestSupport"],
+            dependencies: ["ChronoStore", "ChronoStoreEngine", "ChronoStoreTestSupport", "ChronoTestHelper"],
             swiftSettings: strictSettings
         ),
         .testTarget(

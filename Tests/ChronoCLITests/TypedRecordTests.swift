@@ -20,7 +20,7 @@ private enum NoteFormat: DatastoreFormat {
 struct TypedRecordTests {
     @Test func getAndListShowTypedRecordsAsJSON() async throws {
         let workspace = try Workspace()
-        let store = try ChronoStore.open(at: URL(fileURLWithPath: workspace.store))
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: workspace.store))
         try await store.datastore(NoteFormat.self).persist(Note(id: "a", title: "Buy milk", stars: 3, tags: ["home"]))
         try await store.close()
         let listed = try workspace.expectSuccess(["list", workspace.store, "notes", "--json"]).objects()

@@ -217,14 +217,14 @@ enum VisitFormat: DatastoreFormat {
         try engine.write { try $0.put(1.orderedKeyBytes, [1, 1] + payload, in: VisitFormat.name) }
         try engine.close()
 
-        let store = try ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
         let visits = store.datastore(VisitFormat.self)
         let old = try #require(try await visits.load(1))
         #expect(old.when == Date(timeIntervalSince1970: since1970))
         let exact = Date(timeIntervalSinceReferenceDate: 785_000_000.001237)
         try await visits.persist(Visit(id: 1, when: exact))
         try await store.close()
-        let reopened = try ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
+        let reopened = try await ChronoStore.open(at: URL(fileURLWithPath: path), createIfMissing: false)
         let loaded = try #require(try await reopened.datastore(VisitFormat.self).load(1))
         #expect(loaded.when.timeIntervalSinceReferenceDate.bitPattern == exact.timeIntervalSinceReferenceDate.bitPattern)
         try await reopened.close()

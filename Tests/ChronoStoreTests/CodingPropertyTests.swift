@@ -63,7 +63,7 @@ enum WidePropertyListFormat: DatastoreFormat {
         }
         try await store.close()
 
-        let reopened = try ChronoStore.open(at: url, createIfMissing: false)
+        let reopened = try await ChronoStore.open(at: url, createIfMissing: false)
         let loaded = [
             try await reopened.datastore(WideBinaryFormat.self).loadAll().collect(),
             try await reopened.datastore(WideJSONFormat.self).loadAll().collect(),

@@ -14,7 +14,7 @@ import Testing
         try await store.synchronize()
         #expect(try await counters.count() == 50)
         try await store.close()
-        let reopened = try ChronoStore.open(at: url, createIfMissing: false)
+        let reopened = try await ChronoStore.open(at: url, createIfMissing: false)
         #expect(try await reopened.datastore(CounterFormat.self).count() == 50)
         #expect(try await reopened.history().count == 51)
         #expect(try await reopened.verify().isSound)
@@ -25,7 +25,7 @@ import Testing
         let url = URL(fileURLWithPath: directory.file("pages.chrono"))
         try await ChronoStore.create(at: url, options: ChronoStoreOptions(pageSize: 16384)).close()
         #expect(throws: ChronoStoreError.self) { try ChronoStore.open(at: url, options: ChronoStoreOptions(pageSize: 4096)) }
-        let store = try ChronoStore.open(at: url)
+        let store = try await ChronoStore.open(at: url)
         #expect(store.maximumKeyByteCount > 4096 / 4)
     }
 }

@@ -53,7 +53,7 @@ import Testing
         try bytes.write(to: url)
         do {
             // Opening may already find damaged state pages; otherwise the first read does.
-            let store = try ChronoStore.open(at: url, createIfMissing: false)
+            let store = try await ChronoStore.open(at: url, createIfMissing: false)
             _ = try await store.datastore(CounterFormat.self).loadAll().collect()
             Issue.record("read a damaged store without an error")
         } catch let error as ChronoStoreError {

@@ -104,7 +104,7 @@ import Testing
         try await store.undo()
         #expect(try await counters.count() == 299)
 
-        let copy = try ChronoStore.open(at: url, createIfMissing: false)
+        let copy = try await ChronoStore.open(at: url, createIfMissing: false)
         #expect(try await copy.datastore(CounterFormat.self).load("c7")?.value == 7)
         try await copy.close()
     }

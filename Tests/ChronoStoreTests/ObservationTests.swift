@@ -79,7 +79,7 @@ import Testing
         let (store, directory) = try makeStore()
         let counters = store.datastore(CounterFormat.self)
         try await counters.persist(Counter(id: "a", value: 1))
-        let other = try ChronoStore.open(at: URL(fileURLWithPath: directory.file("test.chrono")), createIfMissing: false)
+        let other = try await ChronoStore.open(at: URL(fileURLWithPath: directory.file("test.chrono")), createIfMissing: false)
         let stream = counters.changes()
         try await other.datastore(CounterFormat.self).persist(Counter(id: "a", value: 5))
         try await other.datastore(CounterFormat.self).persist(Counter(id: "z", value: 1))

@@ -10,11 +10,11 @@ import Testing
         let url = URL(fileURLWithPath: directory.file("nested/deeper/app.chrono"))
         let options = ChronoStoreOptions(pageSize: 8192, durability: .durable, retention: .lastRoots(10), cacheByteCount: 1 << 20)
         do {
-            let store = try ChronoStore.open(at: url, options: options)
+            let store = try await ChronoStore.open(at: url, options: options)
             try await store.datastore(CounterFormat.self).persist(Counter(id: "a", value: 1))
             try await store.close()
         }
-        let reopened = try ChronoStore.open(at: url, options: ChronoStoreOptions(), createIfMissing: false)
+        let reopened = try await ChronoStore.open(at: url, options: ChronoStoreOptions(), createIfMissing: false)
         #expect(try await reopened.datastore(CounterFormat.self).load("a") == Counter(id: "a", value: 1))
         #expect(reopened.url == url)
         try await reopened.close()
@@ -25,12 +25,12 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "typed")
         let url = URL(fileURLWithPath: directory.file("app.chrono"))
         do {
-            let store = try ChronoStore.open(at: url)
+            let store = try await ChronoStore.open(at: url)
             try await store.datastore(CounterFormat.self).persist(Counter(id: "a", value: 1))
             try await store.close()
         }
         try FileManager.default.removeItem(atPath: url.path + ".lock")
-        let reader = try ChronoStore.open(at: url, readOnly: true)
+        let reader = try await ChronoStore.open(at: url, readOnly: true)
         #expect(try await reader.datastore(CounterFormat.self).load("a") == Counter(id: "a", value: 1))
         await #expect(throws: ChronoStoreError.readOnlyStore(path: url.path)) {
             try await reader.datastore(CounterFormat.self).persist(Counter(id: "b", value: 2))

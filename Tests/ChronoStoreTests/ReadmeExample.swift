@@ -23,7 +23,7 @@ enum CalculationFormat: DatastoreFormat {
 /// Opens a store in `directory`, persists, queries, undoes, snapshots and backs up.
 func calculatorExample(in directory: URL) async throws -> [String] {
     // Open (or create) the store. Apps can use ChronoStore.defaultURL() for the usual place.
-    let store = try ChronoStore.open(at: directory.appendingPathComponent("calculator.chrono"))
+    let store = try await ChronoStore.open(at: directory.appendingPathComponent("calculator.chrono"))
     let calculations = store.datastore(CalculationFormat.self)
 
     // Persist: a transaction commits its writes atomically, as one undoable step.

@@ -12,7 +12,7 @@ import Testing
         let lines = try await calculatorExample(in: URL(fileURLWithPath: directory.path))
         #expect(lines == ["2 ^ 10 = 1024.0", "6 × 7 = 42.0", "1 + 1 = 2.0", "after undo: 3 calculations"])
         let backup = URL(fileURLWithPath: directory.file("calculator-backup.chrono"))
-        let restored = try ChronoStore.open(at: backup, createIfMissing: false)
+        let restored = try await ChronoStore.open(at: backup, createIfMissing: false)
         #expect(try await restored.datastore(CalculationFormat.self).count() == 3)
         try await restored.close()
     }

@@ -6,21 +6,23 @@ extension Datastore {
     /// - Throws (when iterated): ``ChronoStoreError/indexNotBuilt(datastore:index:)`` if the index
     ///   was added after records were stored and ``warm(migrate:progress:)`` has not built it yet.
     public func load<Value>(
-        _ index: DatastoreIndex<Format, Value>, equalTo value: Value, order: RangeOrder = .ascending
+        _ index: DatastoreIndex<Format, Value>, equalTo value: Value, order: RangeOrder = .ascending, limit: Int? = nil
     ) -> RecordSequence<Format> {
-        load(index, in: KeyBounds(from: .including(value), to: .including(value)), order: order)
+        load(index, in: KeyBounds(from: .including(value), to: .including(value)), order: order, limit: limit)
     }
 
     /// The records whose `index` value lies in `bounds`, ordered by value, then identifier (or
-    /// all reversed). A many-to-many index yields a record once per matching value.
+    /// all reversed); at most `limit` of them (nil: all). A many-to-many index yields a record
+    /// once per matching value.
     public func load<Value>(
-        _ index: DatastoreIndex<Format, Value>, in bounds: KeyBounds<Value>, order: RangeOrder = .ascending
+        _ index: DatastoreIndex<Format, Value>, in bounds: KeyBounds<Value>, order: RangeOrder = .ascending,
+        limit: Int? = nil
     ) -> RecordSequence<Format> {
         let erased = AnyDatastoreIndex(index)
         return RecordSequence(
             store: store,
             source: .index(collection: erased.collectionName, bounds.keyRange(suffixed: index.kind != .oneToOne)),
-            order: order, requiredIndex: erased.name)
+            order: order, limit: limit, requiredIndex: erased.name)
     }
 
     /// The record whose unique `index` value is `value`, or nil.

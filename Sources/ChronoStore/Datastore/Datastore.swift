@@ -17,7 +17,8 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
     init(store: ChronoStore) { self.store = store }
 
     /// Inserts `instance`, or replaces the record with the same identifier, and updates every
-    /// built index in the same transaction.
+    /// built index in the same transaction. With a ``DatastoreFormat/recordRetention``, records
+    /// past the cap (possibly this one) are deleted in the same transaction.
     ///
     /// Index entries are computed from the stored record as ``load(_:)`` decodes it, so they match
     /// what loads return even for a value its coder does not keep exactly (for example a `NaN`
@@ -42,6 +43,7 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
             try Format.updateIndexes(built, key: key, old: old, new: indexed, in: writer)
             try writer.put(key, record, in: Format.collectionName)
             log.record(collection: Format.collectionName, key: key, old: oldRecord, new: record)
+            _ = try Format.enforceRetention(in: writer, log: &log)
             return old
         }
     }

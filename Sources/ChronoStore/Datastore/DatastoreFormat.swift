@@ -43,6 +43,11 @@ public protocol DatastoreFormat: Sendable {
     /// ``Datastore/warm(migrate:progress:)`` builds it.
     static var indexes: [AnyDatastoreIndex<Self>] { get }
 
+    /// A cap on the records kept (default none): the newest so many, and/or those younger than
+    /// an age. Enforced in the transaction of every ``Datastore/persist(_:)``. Distinct from
+    /// history retention, which keeps old *versions* of the whole store: see ``RecordRetention``.
+    static var recordRetention: RecordRetention<Self>? { get }
+
     /// The identifier of `instance`.
     static func identifier(of instance: Instance) -> Identifier
 
@@ -57,6 +62,8 @@ extension DatastoreFormat {
     public static var currentVersion: Int { 1 }
     /// The binary coder.
     public static var coder: ValueCoder { .binary }
+    /// No cap on records.
+    public static var recordRetention: RecordRetention<Self>? { nil }
     /// No indexes.
     public static var indexes: [AnyDatastoreIndex<Self>] { [] }
 

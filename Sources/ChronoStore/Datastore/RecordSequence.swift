@@ -27,22 +27,38 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
     let order: RangeOrder
     /// How many entries one read step fetches.
     public var chunkSize = 128
+    /// The most records the sequence yields (nil: every match). The pinned root is released
+    /// as soon as the last one is read.
+    public var limit: Int?
 
     /// The index a query needs built, checked at the first read.
     let requiredIndex: String?
 
-    init(store: ChronoStore, source: Source, order: RangeOrder, requiredIndex: String? = nil) {
+    init(store: ChronoStore, source: Source, order: RangeOrder, limit: Int? = nil, requiredIndex: String? = nil) {
         self.store = store
         self.source = source
         self.order = order
+        self.limit = limit
         self.requiredIndex = requiredIndex
+    }
+
+    /// The same sequence stopping after `count` records: a page.
+    ///
+    /// ```swift
+    /// let newest = try await log.load(EntryFormat.date, in: .all, order: .descending).prefix(20).collect()
+    /// ```
+    public func prefix(_ count: Int) -> RecordSequence<Format> {
+        var copy = self
+        copy.limit = Swift.max(0, Swift.min(count, limit ?? count))
+        return copy
     }
 
     /// An iterator bound to the current task's transaction on the store, if any.
     public func makeAsyncIterator() -> Iterator {
         Iterator(
             reader: RangeReader(store: store, context: TransactionContext.active(for: store)), source: source,
-            reverse: order == .descending, chunkSize: Swift.max(chunkSize, 1), requiredIndex: requiredIndex)
+            reverse: order == .descending, chunkSize: Swift.max(chunkSize, 1), remaining: limit.map { Swift.max($0, 0) },
+            requiredIndex: requiredIndex)
     }
 
     /// Loads every matching record into an array. Convenient for small results; it holds them
@@ -64,8 +80,11 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
         private var position = 0
         private var resumeKey: [UInt8]?
         private var isExhausted = false
+        /// How many more records may be yielded (nil: no limit).
+        private var remaining: Int?
 
-        init(reader: RangeReader, source: Source, reverse: Bool, chunkSize: Int, requiredIndex: String?) {
+        init(reader: RangeReader, source: Source, reverse: Bool, chunkSize: Int, remaining: Int?, requiredIndex: String?) {
+            self.remaining = remaining
             self.requiredIndex = requiredIndex
             self.reader = reader
             self.source = source
@@ -75,11 +94,19 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
 
         /// The next record, reading the next chunk when the current one is used up.
         public mutating func next() async throws -> Format.Instance? {
+            if remaining == 0 {
+                if !isExhausted {
+                    isExhausted = true
+                    reader.finish()
+                }
+                return nil
+            }
             while position == buffer.count {
                 if isExhausted { return nil }
                 try refill()
             }
             defer { position += 1 }
+            remaining = remaining.map { $0 - 1 }
             return buffer[position]
         }
 
@@ -98,7 +125,7 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
                 if reverse { range.upper = KeyBound(resumeKey, inclusive: false) }
                 else { range.lower = KeyBound(resumeKey, inclusive: false) }
             }
-            let limit = chunkSize
+            let limit = Swift.min(chunkSize, remaining ?? chunkSize)
             let reverse = reverse
             if let required = requiredIndex {
                 try reader.read { collections in

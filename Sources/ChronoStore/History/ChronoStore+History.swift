@@ -37,26 +37,26 @@ extension ChronoStore {
     @discardableResult
     public func undo(steps: Int = 1) async throws -> RootID {
         guard steps >= 1 else { throw ChronoStoreError.invalidOptions("undo needs at least one step, not \(steps)") }
-        return try await historyOperation("undo") { RootID(try engine.undo(steps: steps)) }
+        return try await historyOperation("undo") { [engine] in RootID(try engine.undo(steps: steps)) }
     }
 
     /// Moves the head forward to the root it was last undone from. Durable; O(1).
     /// - Throws: ``ChronoStoreError/cannotRedo``.
     @discardableResult
     public func redo() async throws -> RootID {
-        try await historyOperation("redo") { RootID(try engine.redo()) }
+        try await historyOperation("redo") { [engine] in RootID(try engine.redo()) }
     }
 
     /// Commits a new root whose contents equal `root`'s. O(1); it can itself be undone.
     /// - Throws: ``ChronoStoreError/rootNotRetained(_:)``.
     @discardableResult
     public func revert(to root: RootID, label: String? = nil) async throws -> RootID {
-        try await historyOperation("revert") { RootID(try engine.revert(to: root.engineValue, label: label)) }
+        try await historyOperation("revert") { [engine] in RootID(try engine.revert(to: root.engineValue, label: label)) }
     }
 
     /// Changes how much history is kept; takes effect at the next commit or ``prune()``.
     public func setRetention(_ retention: HistoryRetention, dropsUndoneBranches: Bool? = nil) async throws {
-        try await historyOperation("setRetention") {
+        try await historyOperation("setRetention") { [engine] in
             try engine.setRetention(retention.engineValue, dropsUndoneBranches: dropsUndoneBranches)
         }
     }
@@ -65,22 +65,25 @@ extension ChronoStore {
     /// - Returns: how many roots were dropped. Cost: O(pages freed).
     @discardableResult
     public func prune() async throws -> Int {
-        try await historyOperation("prune") { try engine.prune() }
+        try await historyOperation("prune") { [engine] in try engine.prune() }
     }
 
     /// Drops every root except the head, snapshots, and roots open readers use.
     /// - Returns: how many roots were dropped.
     @discardableResult
     public func clearHistory() async throws -> Int {
-        try await historyOperation("clearHistory") { try engine.clearHistory() }
+        try await historyOperation("clearHistory") { [engine] in try engine.clearHistory() }
     }
 
     /// Runs a store-wide engine write outside any transaction, then tells observers.
-    func historyOperation<Result>(_ name: String, _ body: () throws -> Result) async throws -> Result {
+    /// The engine call runs on the store's lane: it waits for other processes' writers.
+    func historyOperation<Result: Sendable>(
+        _ name: String, _ body: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
         try ensureNoActiveTransaction(name)
         await writers.acquire()
         defer { writers.release() }
-        let result = try engineCall(body)
+        let result = try await lane.run(body)
         hub.catchUp()
         return result
     }

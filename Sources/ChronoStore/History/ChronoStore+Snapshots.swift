@@ -28,7 +28,7 @@ extension ChronoStore {
     /// - Throws: ``ChronoStoreError/snapshotExists(_:)``, ``ChronoStoreError/invalidSnapshotName(_:)``.
     @discardableResult
     public func createSnapshot(named name: String) async throws -> NamedSnapshot {
-        try await historyOperation("createSnapshot") { NamedSnapshot(try engine.createSnapshot(named: name)) }
+        try await historyOperation("createSnapshot") { [engine] in NamedSnapshot(try engine.createSnapshot(named: name)) }
     }
 
     /// The snapshots, sorted by name.
@@ -39,14 +39,14 @@ extension ChronoStore {
     /// Deletes a snapshot; its root becomes subject to retention again.
     /// - Throws: ``ChronoStoreError/snapshotNotFound(_:)``.
     public func deleteSnapshot(named name: String) async throws {
-        try await historyOperation("deleteSnapshot") { try engine.deleteSnapshot(named: name) }
+        try await historyOperation("deleteSnapshot") { [engine] in try engine.deleteSnapshot(named: name) }
     }
 
     /// Makes a snapshot's contents the head, as a new undoable commit. O(1).
     /// - Returns: the new head.
     @discardableResult
     public func checkoutSnapshot(named name: String, label: String? = nil) async throws -> RootID {
-        try await historyOperation("checkoutSnapshot") { RootID(try engine.checkoutSnapshot(named: name, label: label)) }
+        try await historyOperation("checkoutSnapshot") { [engine] in RootID(try engine.checkoutSnapshot(named: name, label: label)) }
     }
 
     /// Writes a self-contained, compacted store file at `url` holding one root (the head by
@@ -74,11 +74,17 @@ extension ChronoStore {
     public func restore(
         fromBackup url: URL, label: String? = nil, progress: (CopyProgress) -> Void = { _ in }
     ) async throws -> RootID {
-        try await historyOperation("restore") {
+        // Runs on the caller's thread, so `progress` is called where the caller expects it.
+        try ensureNoActiveTransaction("restore")
+        await writers.acquire()
+        defer { writers.release() }
+        let head = try engineCall {
             RootID(
                 try engine.restore(fromBackup: url.path, label: label) { step in
                     progress(CopyProgress(pagesDone: step.pagesDone, pagesTotal: step.pagesTotal))
                 })
         }
+        hub.catchUp()
+        return head
     }
 }

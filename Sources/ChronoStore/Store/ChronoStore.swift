@@ -9,16 +9,20 @@ import ChronoStoreEngine
 /// it: it is `Sendable`, and all its methods may be called from any task or actor.
 ///
 /// ```swift
-/// let store = try ChronoStore.open(at: ChronoStore.defaultURL())
+/// let store = try await ChronoStore.open(at: ChronoStore.defaultURL())
 /// let notes = store.datastore(NoteFormat.self)
 /// try await notes.persist(Note(id: 1, title: "Buy milk"))
 /// ```
 ///
 /// Concurrency: readers never block and never see a half-done transaction; one write transaction
-/// runs at a time (across threads and processes). Waiting for the writer suspends the task.
+/// runs at a time (across threads and processes). Waiting for the writer suspends the task: the
+/// wait for another process's writer, and a durable commit's sync, run on a serial queue of the
+/// store's own, never on the caller's thread (the main thread stays responsive) nor on Swift's
+/// cooperative thread pool.
 public final class ChronoStore: Sendable {
     let engine: Store
     let writers = AsyncGate()
+    let lane: BlockingLane
     let hub: ChangeHub
     /// The store's file, or nil for an in-memory store.
     public let url: URL?
@@ -26,6 +30,7 @@ public final class ChronoStore: Sendable {
     init(engine: Store, url: URL?) {
         self.engine = engine
         self.url = url
+        self.lane = BlockingLane(label: "ChronoStore \(url?.path ?? "in memory")")
         self.hub = ChangeHub(engine: engine, watchesOtherProcesses: url != nil)
     }
 
@@ -66,6 +71,19 @@ public final class ChronoStore: Sendable {
         }
         let engine = try engineCall { try Store.open(at: path, options: options.engineValue) }
         return ChronoStore(engine: engine, url: url)
+    }
+
+    /// Opens the store at `url` without blocking the calling thread: the synchronous `open` with
+    /// the same parameters (see it for what they mean), run on a queue of its own. In an `async`
+    /// context Swift picks this one. Opening may wait for another process that is writing or recovering the store;
+    /// the calling task suspends meanwhile, so call this one from the main actor.
+    public static func open(
+        at url: URL, options: ChronoStoreOptions = ChronoStoreOptions(), createIfMissing: Bool = true, readOnly: Bool = false
+    ) async throws -> ChronoStore {
+        let lane = BlockingLane(label: "ChronoStore open \(url.path)")
+        return try await lane.run {
+            try open(at: url, options: options, createIfMissing: createIfMissing, readOnly: readOnly)
+        }
     }
 
     private static func createParentDirectory(of url: URL) throws {
@@ -110,7 +128,7 @@ public final class ChronoStore: Sendable {
         try ensureNoActiveTransaction("synchronize")
         await writers.acquire()
         defer { writers.release() }
-        try engineCall { try engine.synchronize() }
+        try await lane.run { [engine] in try engine.synchronize() }
     }
 
     /// Syncs pending commits, ends every observation stream, and closes the file. Later calls
@@ -120,7 +138,7 @@ public final class ChronoStore: Sendable {
         await writers.acquire()
         defer { writers.release() }
         hub.shutDown()
-        try engineCall { try engine.close() }
+        try await lane.run { [engine] in try engine.close() }
     }
 
     /// The largest encoded identifier or index value this store accepts, in bytes.

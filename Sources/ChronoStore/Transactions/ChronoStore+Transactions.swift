@@ -11,7 +11,8 @@ extension ChronoStore {
     /// the commit. With ``Durability/durable``, the commit is durable when this returns.
     ///
     /// Only one write transaction runs at a time; others wait (suspending, not blocking a
-    /// thread). Keep transactions short, and do not call store-wide operations such as
+    /// thread: the wait for another process's writer and the commit's sync run on the store's
+    /// own queue, so a transaction started on the main actor never stalls it). Keep transactions short, and do not call store-wide operations such as
     /// ``undo(steps:)`` inside one.
     /// - Parameters:
     ///   - label: an action name recorded in the root, shown by ``history(allBranches:)`` (for
@@ -34,15 +35,7 @@ extension ChronoStore {
         }
         await writers.acquire()
         defer { writers.release() }
-        let writer = try engineCall { try engine.beginWrite() }
-        writer.label = label
-        let base: TransactionID
-        do {
-            base = try engineCall { try engine.snapshot.head.transaction }
-        } catch {
-            writer.abort()
-            throw error
-        }
+        let (writer, base) = try await beginWrite(label: label)
         let context = TransactionContext(writer: writer)
         let result: Result
         do {
@@ -55,8 +48,7 @@ extension ChronoStore {
             throw ChronoStoreError.wrap(error)
         }
         let log = context.finish()
-        let committed = try engineCall { try writer.commit() }
-        if committed != nil { hub.publish(from: base, recorded: log.effective) }
+        if try await commit(writer) { hub.publish(from: base, recorded: log.effective) }
         return result
     }
 
@@ -111,21 +103,39 @@ extension ChronoStore {
         if let context = TransactionContext.active(for: self) { return try engineCall { try context.write(body) } }
         await writers.acquire()
         defer { writers.release() }
-        return try engineCall {
+        let (writer, base) = try await beginWrite(label: label)
+        var log = ChangeLog()
+        let result: Result
+        do {
+            result = try engineCall { try body(writer, &log) }
+        } catch {
+            writer.abort()
+            throw error
+        }
+        if try await commit(writer) { hub.publish(from: base, recorded: log.effective) }
+        return result
+    }
+
+    /// Takes the engine's writer on the lane (it may wait for another process) and returns it
+    /// with the head it starts from.
+    private func beginWrite(label: String?) async throws -> (WriteTransaction, TransactionID) {
+        let handoff = try await lane.run { [engine] () throws -> LaneHandoff<(WriteTransaction, TransactionID)> in
             let writer = try engine.beginWrite()
-            writer.label = label
-            var log = ChangeLog()
-            let result: Result
-            let base: TransactionID
             do {
-                base = try engine.snapshot.head.transaction
-                result = try body(writer, &log)
+                writer.label = label
+                return LaneHandoff(value: (writer, try engine.snapshot.head.transaction))
             } catch {
                 writer.abort()
                 throw error
             }
-            if try writer.commit() != nil { hub.publish(from: base, recorded: log.effective) }
-            return result
         }
+        return handoff.value
+    }
+
+    /// Commits `writer` on the lane (a durable commit waits for the disk); returns whether a new
+    /// root was committed.
+    private func commit(_ writer: WriteTransaction) async throws -> Bool {
+        let handoff = LaneHandoff(value: writer)
+        return try await lane.run { try handoff.value.commit() != nil }
     }
 }
