@@ -5,20 +5,25 @@ import Testing
 
 @Suite("Writes lost by a failed sync")
 struct LostSyncWritesTests {
-    /// Linux marks pages clean after a failed writeback: reads still see them, no sync writes
-    /// them. A reopen in the same boot reads the failed commit back from the cache; before it
-    /// builds on it or marks it verified, it must write its pages again.
-    @Test func reopeningAfterAFailedSyncThatLostItsWritesSurvivesAPowerLoss() throws {
+    /// A store whose last commit's sync failed and lost its writes (Linux semantics), closed;
+    /// returns the file, the contents before that commit, and the commit's edits.
+    private func storeAfterALostSync() throws -> (FaultInjectingFile, [[UInt8]: [UInt8]], SyncFailureSupport.Edits) {
         let file = FaultInjectingFile(name: "lost-sync")
         let store = try Store.create(in: file)
         var model: [[UInt8]: [UInt8]] = [:]
         try SyncFailureSupport.commit(store, prefix: "good", into: &model)
-
         file.failSyncs(1, losingWrites: true)
         let failed = SyncFailureSupport.Edits(prefix: "failed", count: 40)
         #expect(throws: StoreError.self) { try SyncFailureSupport.commit(store, failed) }
         try store.close()
+        return (file, model, failed)
+    }
 
+    /// Linux marks pages clean after a failed writeback: reads still see them, no sync writes
+    /// them. A reopen in the same boot reads the failed commit back from the cache; before it
+    /// builds on it or marks it verified, it must write its pages again.
+    @Test func reopeningAfterAFailedSyncThatLostItsWritesSurvivesAPowerLoss() throws {
+        let (file, model, failed) = try storeAfterALostSync()
         // Same boot: the cache still holds the failed commit, so the reopened store may take it.
         let reopened = try Store.open(file: file)
         let seen = try SyncFailureSupport.everything(reopened)
@@ -36,15 +41,7 @@ struct LostSyncWritesTests {
 
     /// The same with the power lost right after the reopen marked the recovered state.
     @Test func theStateARecoveryMarksVerifiedIsOnDisk() throws {
-        let file = FaultInjectingFile(name: "lost-sync")
-        let store = try Store.create(in: file)
-        var model: [[UInt8]: [UInt8]] = [:]
-        try SyncFailureSupport.commit(store, prefix: "good", into: &model)
-        file.failSyncs(1, losingWrites: true)
-        let failed = SyncFailureSupport.Edits(prefix: "failed", count: 40)
-        #expect(throws: StoreError.self) { try SyncFailureSupport.commit(store, failed) }
-        try store.close()
-
+        let (file, _, _) = try storeAfterALostSync()
         let reopened = try Store.open(file: file)
         let seen = try SyncFailureSupport.everything(reopened)
         let afterPowerLoss = try Store.open(file: FaultInjectingFile(name: "disk", image: file.durableImage))
