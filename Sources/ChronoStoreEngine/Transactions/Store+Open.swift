@@ -218,7 +218,7 @@ extension Store {
 
         var generator = SystemRandomNumberGenerator()
         let identifier = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let now = Clock.nowMilliseconds()
+        let now = options.clock.nowMilliseconds()
         let header = PageBuffer(pageSize: pageSize)
         FilePreamble(
             formatVersion: FilePreamble.currentFormatVersion, pageSize: pageSize, creationMilliseconds: now,
