@@ -68,11 +68,12 @@ final class WriterRelease: @unchecked Sendable {
     }
 }
 
-/// The other process holds its writer for 500 ms; a thread blocked by the wait would show a gap
-/// of at least that. The bound is far below it but well above the scheduling noise of a loaded
-/// machine running the whole suite (gaps of ~100 ms were seen there; alone, they are ~10 ms).
-/// How small the gaps are is a benchmark's question, not a test's.
-let stallBound: Duration = .milliseconds(250)
+/// The other process holds its writer for 2 s; a thread blocked by the wait would show a gap of
+/// about that. The bound is half of it, well above the scheduling noise of a loaded machine
+/// (gaps of ~100 ms were seen running the whole suite, 318 ms beside a thread-sanitizer run;
+/// alone, they are ~10 ms). How small the gaps are is a benchmark's question, not a test's.
+let holdSeconds = 2.0
+let stallBound: Duration = .seconds(1)
 
 @Suite(.serialized) struct MainActorStallTests {
     @MainActor @Test func aTransactionOnTheMainActorWaitsForAnotherProcessWithoutStallingIt() async throws {
@@ -84,7 +85,7 @@ let stallBound: Duration = .milliseconds(250)
 
         let writer = try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value
         let release = Task.detached {
-            try? await Task.sleep(for: .milliseconds(500))
+            try? await Task.sleep(for: .seconds(holdSeconds))
             return writer.finish()
         }
         let ticker = Ticker()
@@ -101,8 +102,8 @@ let stallBound: Duration = .milliseconds(250)
 
         #expect(status == 0, "\(errors)")
         // The transaction really waited for the other process's writer...
-        #expect(waited >= .milliseconds(400))
-        // ...while the main actor kept running (a blocked main thread would show a ~500 ms gap).
+        #expect(waited >= .seconds(holdSeconds * 0.8))
+        // ...while the main actor kept running (a blocked main thread would show a ~2 s gap).
         #expect(longestGap < stallBound)
         #expect(try await counters.count() == 2)
         try await store.close()
@@ -113,7 +114,7 @@ let stallBound: Duration = .milliseconds(250)
         let path = directory.file("shared.chrono")
         try await ChronoStore.open(at: URL(fileURLWithPath: path)).close()
         let writer = try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value
-        let statuses = WriterRelease(after: 0.5, [writer])
+        let statuses = WriterRelease(after: holdSeconds, [writer])
         let ticker = Ticker()
         ticker.start()
         let store = try await ChronoStore.open(at: URL(fileURLWithPath: path))
@@ -138,7 +139,7 @@ let stallBound: Duration = .milliseconds(250)
             writers.append(try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value)
         }
         // Released from a thread of its own: a starved pool must show up as a gap, not a hang.
-        let statuses = WriterRelease(after: 0.5, writers)
+        let statuses = WriterRelease(after: holdSeconds, writers)
         let mainTicker = Ticker()
         let poolTicker = Ticker()
         mainTicker.start()
