@@ -56,6 +56,8 @@ extension Command {
         }
         let state = snapshot.state
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: invocation.storePath)[.size] as? Int) ?? 0
+        let livePages = state.pageCount - 1 - state.freePageCount
+        let hotBytes = (livePages - min(livePages, state.packs.packPages)) * UInt64(store.pageSize)
         let fields: [(String, JSONValue, String)] = [
             ("formatVersion", .count(store.preamble.formatVersion), "format version   \(store.preamble.formatVersion)"),
             ("pageSize", .count(store.pageSize), "page size        \(store.pageSize) bytes"),
@@ -63,6 +65,9 @@ extension Command {
             ("livePages", .count(state.pageCount - 1 - state.freePageCount), "live pages       \(state.pageCount - 1 - state.freePageCount)"),
             ("freePages", .count(state.freePageCount), "free pages       \(state.freePageCount)"),
             ("retainedRoots", .count(state.retainedRootCount), "retained roots   \(state.retainedRootCount)"),
+            ("hotBytes", .count(hotBytes), "hot bytes        \(hotBytes) (pages in their slots)"),
+            ("packedBytes", .count(state.packs.packedBytes),
+             "packed bytes     \(state.packs.packedBytes) (\(state.packs.packedPages) old page versions in \(state.packs.packPages) pack pages)"),
             ("head", .id(snapshot.head.transaction), "head             root \(snapshot.head.transaction.rawValue)" + headDetail(snapshot.head)),
             ("retention", .string(state.retention.description), "retention        \(state.retention)"),
             ("created", .string(Timestamp.text(milliseconds: store.preamble.creationMilliseconds)),

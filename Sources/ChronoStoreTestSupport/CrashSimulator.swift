@@ -15,16 +15,23 @@ package struct CrashSimulator {
     package let pageSize: Int
     package let durability: Durability
     package let retention: RetentionPolicy
+    package let packing: HistoryPacking
 
-    package init(pageSize: Int = 4096, durability: Durability, retention: RetentionPolicy = .lastRoots(3)) {
+    package init(
+        pageSize: Int = 4096, durability: Durability, retention: RetentionPolicy = .lastRoots(3),
+        packing: HistoryPacking = .standard
+    ) {
         self.pageSize = pageSize
         self.durability = durability
         self.retention = retention
+        self.packing = packing
     }
 
     package var options: StoreOptions {
-        StoreOptions(
+        var options = StoreOptions(
             pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: 3, retention: retention)
+        options.packing = packing
+        return options
     }
 
     /// Creates a store in a fresh file, arms the crash after `crashAfter` file operations (nil: never),

@@ -16,6 +16,8 @@ package enum PageKind: UInt8, Sendable, CustomStringConvertible {
     case state = 6
     /// One chunk of a page list that did not fit inline in its owner.
     case listChunk = 7
+    /// Packed history (format version 2): old page versions as deltas (see ``PackEntry``).
+    case pack = 8
 
     package var description: String {
         switch self {
@@ -26,6 +28,7 @@ package enum PageKind: UInt8, Sendable, CustomStringConvertible {
         case .root: "root"
         case .state: "state"
         case .listChunk: "list chunk"
+        case .pack: "pack"
         }
     }
 }

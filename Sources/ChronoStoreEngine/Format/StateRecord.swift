@@ -26,7 +26,13 @@
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
 /// | 184 | 16 | snapshot tree root: name → (root id, time, record count) |
-/// | 200 | … | reserved (0) |
+/// | 200 | 16 | pack index root (format version 2; none in version 1) |
+/// | 216 | 8 | pack cursor: the newest root whose dead list was packed |
+/// | 224 | 8 | pack depth: the depth up to which the head's lineage is packed |
+/// | 232 | 8 | packed pages: pages stored as pack entries |
+/// | 240 | 8 | packed bytes: bytes of those entries |
+/// | 248 | 8 | pack pages |
+/// | 256 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -44,7 +50,13 @@ package struct StateRecord: Equatable, Sendable {
     static let retentionParameterOffset = flagsOffset + 7
     static let pruneCursorOffset = retentionParameterOffset + 8
     static let snapshotsOffset = pruneCursorOffset + 8
-    package static let byteCount = snapshotsOffset + PageReference.byteCount
+    static let packIndexOffset = snapshotsOffset + PageReference.byteCount
+    static let packCursorOffset = packIndexOffset + PageReference.byteCount
+    static let packDepthOffset = packCursorOffset + 8
+    static let packedPageCountOffset = packDepthOffset + 8
+    static let packedByteCountOffset = packedPageCountOffset + 8
+    static let packPageCountOffset = packedByteCountOffset + 8
+    package static let byteCount = packPageCountOffset + 8
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -64,6 +76,8 @@ package struct StateRecord: Equatable, Sendable {
     /// none (0), one that does not copies its predecessor's value, so stores hold 0.
     package var pruneCursor: TransactionID = .none
     package var snapshots: PageReference = .none
+    /// Packed history (see Docs/RootChain.md, "Packed history").
+    package var packs = PackCounters()
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -99,6 +113,12 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
         bytes.storeReference(snapshots, at: Self.snapshotsOffset)
+        bytes.storeReference(packs.index, at: Self.packIndexOffset)
+        bytes.storeLittleEndian(packs.cursor.rawValue, at: Self.packCursorOffset)
+        bytes.storeLittleEndian(packs.depth, at: Self.packDepthOffset)
+        bytes.storeLittleEndian(packs.packedPages, at: Self.packedPageCountOffset)
+        bytes.storeLittleEndian(packs.packedBytes, at: Self.packedByteCountOffset)
+        bytes.storeLittleEndian(packs.packPages, at: Self.packPageCountOffset)
     }
 
     /// Decodes a verified state page.
@@ -123,6 +143,11 @@ package struct StateRecord: Equatable, Sendable {
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
+        record.packs = PackCounters(
+            index: bytes.loadReference(at: packIndexOffset),
+            cursor: TransactionID(bytes.loadLittleEndian(at: packCursorOffset, as: UInt64.self)),
+            depth: bytes.loadLittleEndian(at: packDepthOffset), packedPages: bytes.loadLittleEndian(at: packedPageCountOffset),
+            packedBytes: bytes.loadLittleEndian(at: packedByteCountOffset), packPages: bytes.loadLittleEndian(at: packPageCountOffset))
         guard !record.head.isNone, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
         }
@@ -141,9 +166,25 @@ package struct StateRecord: Equatable, Sendable {
         guard pageCount >= 2, pageCount <= UInt64(Int.max) / UInt64(pageSize) else {
             throw StoreError.malformedPage(page: page, reason: "page count \(pageCount) is impossible")
         }
-        guard freePageCount < pageCount, retainedRootCount < pageCount else {
+        // A packed root page lives in a pack page, so roots may outnumber pages, though not bytes.
+        guard freePageCount < pageCount, retainedRootCount < pageCount * UInt64(pageSize), packs.packPages < pageCount else {
             throw StoreError.malformedPage(
                 page: page, reason: "\(freePageCount) free pages or \(retainedRootCount) roots do not fit in \(pageCount) pages")
         }
     }
+}
+
+/// The state's packed-history fields (all zero in format version 1).
+package struct PackCounters: Equatable, Sendable {
+    /// The pack index tree (``PackIndex``); none until something is packed.
+    package var index: PageReference = .none
+    /// The newest root whose dead list was packed.
+    package var cursor: TransactionID = .none
+    /// Packing resumes once the head is this deep plus the window and a batch.
+    package var depth: UInt64 = 0
+    /// Pages stored as pack entries, and the bytes of those entries.
+    package var packedPages: UInt64 = 0
+    package var packedBytes: UInt64 = 0
+    /// Pack pages in the file.
+    package var packPages: UInt64 = 0
 }

@@ -205,7 +205,10 @@ extension WriteTransaction {
         if children.isEmpty {
             freed = entry.lineageParent == .none ? try allTreePages(of: entry) : try newList(of: entry)
             // The parent lost a branch: a fork point it may have been is prunable now.
-            if entry.lineageParent != .none { rootsToRevisit.insert(entry.lineageParent) }
+            if entry.lineageParent != .none {
+                rootsToRevisit.insert(entry.lineageParent)
+                try rebaseDependants(of: freed, deadList: try deadList(of: entry))
+            }
         } else if entry.lineageParent == .none {
             guard var child = try trees.entry(children[0], reader: self) else {
                 throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(children[0].rawValue)")
@@ -222,9 +225,9 @@ extension WriteTransaction {
         } else {
             freed = try mergeIntoChild(entry, children[0], &trees)
         }
-        for page in freed { allocator.released.append(page.page) }
+        for page in freed { try freeHistoryPage(page) }
         for page in try LoadedRoot(entry.rootPage, reader: self).metadataPages(reader: self) {
-            releasePage(page, owner: .system)
+            try freeHistoryPage(page)
         }
         try releaseHistoryLists(of: entry)
         try trees.remove(entry, editor: self)
@@ -245,6 +248,7 @@ extension WriteTransaction {
         let childDeadSet = Set(childDead)
         // Born after the parent and killed on the way to the child: nothing retained reaches them.
         let freed = droppedNew.filter { childDeadSet.contains($0) }
+        try rebaseDependants(of: freed, deadList: try deadList(of: entry))
         // The child's lists become relative to the dropped root's parent.
         let mergedDead = try deadList(of: entry) + childDead.filter { !droppedNewSet.contains($0) }
         let mergedNew = try newList(of: child) + droppedNew.filter { !childDeadSet.contains($0) }

@@ -41,6 +41,9 @@ struct IntegrityWalk {
     var report = VerificationReport()
     private var reachable: Set<UInt64> = []
     private var free: Set<UInt64> = []
+    /// Page versions stored in packs (their slots are not theirs any more), and those visited.
+    private var packed: Set<PageReference> = []
+    private var packedVisited: Set<PageReference> = []
 
     init(reader: SnapshotReader, total: Int, progress: ((Int, Int) -> Void)?) {
         self.reader = reader
@@ -54,6 +57,7 @@ struct IntegrityWalk {
         walkTree(snapshot.state.lineageIndex, owner: "lineage index")
         walkTree(snapshot.state.timeIndex, owner: "time index")
         walkTree(snapshot.state.snapshots, owner: "snapshot tree")
+        walkPacks(snapshot.state.packs)
         walkFreeTree(snapshot.state.freeTree)
         var retained = 0
         let history = BTree(root: snapshot.state.historyIndex, owner: .system)
@@ -71,6 +75,9 @@ struct IntegrityWalk {
             }
         } catch {
             problem("history index: \(error)")
+        }
+        for reference in packed.subtracting(packedVisited).sorted(by: { $0.page < $1.page }).prefix(16) {
+            problem("packed page \(reference.page.rawValue) (born in \(reference.birth.rawValue)) is reached by no retained root")
         }
         if UInt64(retained) != snapshot.state.retainedRootCount {
             problem("state records \(snapshot.state.retainedRootCount) retained roots, history index holds \(retained)")
@@ -92,6 +99,8 @@ struct IntegrityWalk {
     /// Reads and verifies a page once; returns false when it was already seen or is damaged.
     @discardableResult
     private mutating func mark(_ reference: PageReference, kind: PageKind?) -> Bool {
+        // A packed version was rebuilt and checked when the pack index was walked.
+        if packed.contains(reference) { return packedVisited.insert(reference).inserted }
         guard reachable.insert(reference.page.rawValue).inserted else { return false }
         do {
             _ = try reader.pageFile.read(reference, kind: kind, pageCount: reader.pageCount, cached: false)
@@ -127,7 +136,7 @@ struct IntegrityWalk {
             throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree (a cycle or a shared child)")
         }
         try KeyInterval.checkDepth(depth, page: reference.page)
-        let alreadySeen = reachable.contains(reference.page.rawValue)
+        let alreadySeen = packed.contains(reference) ? packedVisited.contains(reference) : reachable.contains(reference.page.rawValue)
         // A damaged page is recorded as a problem by mark; the walk goes on with its siblings.
         guard alreadySeen || mark(reference, kind: nil) else { return }
         let node = try reader.node(reference)
@@ -186,6 +195,71 @@ struct IntegrityWalk {
             }
         } catch {
             problem("free tree: \(error)")
+        }
+    }
+
+    // MARK: - Packed history
+
+    /// Walks the pack index: its pages, every pack page its directory names (checked, and its
+    /// entry count compared), and every packed page, rebuilt and checked.
+    private mutating func walkPacks(_ counters: PackCounters) {
+        guard !counters.index.isNone, let packs = reader.packs else { return }
+        walkTree(counters.index, owner: "pack index")
+        var directory: [PageID: (birth: TransactionID, entries: UInt64)] = [:]
+        var entriesPerPage: [PageID: UInt64] = [:]
+        var references: [PageReference] = []
+        let tree = BTree(root: counters.index, owner: .system)
+        do {
+            try tree.scan(.all, reverse: false, reader: reader) { key, value in
+                let owner = PackIndex.reference(of: key)
+                switch try PackIndex.decode(value, page: tree.root.page, owner: owner?.birth ?? .none) {
+                case .packed(let packPage, _):
+                    guard let reference = owner else {
+                        throw StoreError.malformedPage(page: tree.root.page, reason: "pack index key is malformed")
+                    }
+                    references.append(reference)
+                    entriesPerPage[packPage.page, default: 0] += 1
+                case .run:
+                    break
+                case .directory(let birth, let entries, _):
+                    guard let packPage = PackIndex.packPage(ofDirectoryKey: key) else {
+                        throw StoreError.malformedPage(page: tree.root.page, reason: "pack directory key is malformed")
+                    }
+                    directory[packPage] = (birth, entries)
+                }
+                return true
+            }
+        } catch {
+            return problem("pack index: \(error)")
+        }
+        for (packPage, (birth, entries)) in directory.sorted(by: { $0.key < $1.key }) {
+            do {
+                _ = try packs.packPageBuffer(PageReference(page: packPage, birth: birth))
+                if reachable.insert(packPage.rawValue).inserted { report.pagesChecked += 1 }
+            } catch {
+                problem("pack page \(packPage.rawValue): \(error)")
+            }
+            if entriesPerPage[packPage] != entries {
+                problem("pack directory records \(entries) entries in pack page \(packPage.rawValue), the index \(entriesPerPage[packPage] ?? 0)")
+            }
+        }
+        for packPage in entriesPerPage.keys where directory[packPage] == nil {
+            problem("pack index names pack page \(packPage.rawValue), which the directory lacks")
+        }
+        if UInt64(references.count) != counters.packedPages {
+            problem("state records \(counters.packedPages) packed pages, the pack index holds \(references.count)")
+        }
+        if UInt64(directory.count) != counters.packPages {
+            problem("state records \(counters.packPages) pack pages, the pack directory holds \(directory.count)")
+        }
+        for reference in references {
+            packed.insert(reference)
+            do {
+                guard try packs.rebuiltFromPack(reference) != nil else { throw StoreError.malformedPage(page: reference.page, reason: "not in the pack index") }
+                report.pagesChecked += 1
+            } catch {
+                problem("packed page \(reference.page.rawValue) (born in \(reference.birth.rawValue)): \(error)")
+            }
         }
     }
 }

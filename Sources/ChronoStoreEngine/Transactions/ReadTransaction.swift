@@ -15,7 +15,7 @@ package final class ReadTransaction: CollectionReadingBase {
     init(store: Store, snapshot: StoreSnapshot) {
         self.store = store
         self.snapshot = snapshot
-        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packIndex: snapshot.state.packs.index)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }
 

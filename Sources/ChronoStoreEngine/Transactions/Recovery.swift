@@ -69,7 +69,9 @@ enum Recovery {
     static func loadSnapshot(_ state: PageReference, reader: SnapshotReader) throws -> StoreSnapshot {
         let statePage = try reader.pageFile.read(state, kind: .state, pageCount: reader.pageCount, cached: false)
         let record = try StateRecord.decode(statePage)
-        let headPage = try reader.pageFile.read(record.head, kind: .root, pageCount: record.pageCount, cached: false)
+        // After an undo past the packing window the head's root page may be packed.
+        let headReader = SnapshotReader(pageFile: reader.pageFile, pageCount: record.pageCount, packIndex: record.packs.index)
+        let headPage = try headReader.read(record.head, kind: .root, cached: false)
         return StoreSnapshot(stateReference: state, state: record, head: try RootRecord.decode(headPage))
     }
 
@@ -147,7 +149,7 @@ enum Recovery {
                     _ = try reader.checkedPage(page, kind: nil)
                 }
             }
-            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots] {
+            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index] {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
             try validateMergedLists(record, reader: reader)

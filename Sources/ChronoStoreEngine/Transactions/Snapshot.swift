@@ -58,21 +58,31 @@ final class SnapshotReader: TreeReading {
     let recorder: PageRecorder?
     var pageSize: Int { pageFile.pageSize }
 
-    init(pageFile: PageFile, pageCount: UInt64, recorder: PageRecorder? = nil) {
+    /// Rebuilds pages packing moved out of their slots; nil when the state has no pack index.
+    let packs: PackReader?
+
+    init(pageFile: PageFile, pageCount: UInt64, packIndex: PageReference = .none, recorder: PageRecorder? = nil) {
         self.pageFile = pageFile
         self.pageCount = pageCount
         self.recorder = recorder
+        self.packs = packIndex.isNone ? nil : PackReader(pageFile: pageFile, index: packIndex, pageCount: pageCount)
     }
 
     /// Any page, verified and not cached (recovery's checks).
     func checkedPage(_ reference: PageReference, kind: PageKind?) throws -> PageBuffer {
-        let page = try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: false)
+        let page = try read(reference, kind: kind, cached: false)
         recorder?.pages.append(reference)
         return page
     }
 
+    /// A page from its slot, or rebuilt from packed history when the slot holds another version.
+    func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
+        if let packs { return try packs.read(reference, kind: kind, cached: cached) }
+        return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached)
+    }
+
     func node(_ reference: PageReference) throws -> NodeRead {
-        let page = try pageFile.read(reference, kind: nil, pageCount: pageCount)
+        let page = try read(reference, kind: nil, cached: true)
         recorder?.pages.append(reference)
         switch page.kindByte {
         case PageKind.leaf.rawValue: return .leafPage(LeafView(page: page))
@@ -82,7 +92,7 @@ final class SnapshotReader: TreeReading {
     }
 
     func rawPage(_ reference: PageReference, kind: PageKind) throws -> PageBuffer {
-        let page = try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: kind != .overflowData)
+        let page = try read(reference, kind: kind, cached: kind != .overflowData)
         recorder?.pages.append(reference)
         return page
     }

@@ -58,6 +58,8 @@ package final class Store: @unchecked Sendable {
     }
 
     package var pageSize: Int { preamble.pageSize }
+    /// The file format version the store's preamble records (2 holds packed history).
+    package var formatVersion: UInt32 { preamble.formatVersion }
 
     /// The device and inode of the data file this store has open (nil for in-memory files).
     package var fileIdentity: FileIdentity? { identity }

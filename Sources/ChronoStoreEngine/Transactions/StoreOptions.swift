@@ -33,6 +33,8 @@ package struct StoreOptions: Sendable, Equatable {
     package var dropsUndoneBranches: Bool
     /// The clock commits, snapshots and `days` retention read (tests replace it to make time jump).
     package var clock: WallClock = .system
+    /// How old page versions are packed into deltas (format version 2 stores).
+    package var packing: HistoryPacking = .standard
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,

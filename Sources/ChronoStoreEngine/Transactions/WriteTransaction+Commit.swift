@@ -182,12 +182,17 @@ extension WriteTransaction {
         let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
         retainedDelta -= prunedCount
         self.prunedCount = prunedCount
+        // Packed history: old versions of the head's lineage become deltas.
+        if makesRoot && history.relocationThreshold == nil { try packHistory(&trees, head: head) }
+        try finishPacking()
         if let threshold = history.relocationThreshold {
             var relocator = Relocator(threshold: threshold, total: 0, progress: { _ in })
             trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
             trees.lineage.root = try relocator.relocate(trees.lineage.root, owner: .system, catalog: false, in: self)
             trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
             snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
+            packWork.tree.root = try relocator.relocate(packWork.tree.root, owner: .system, catalog: false, in: self)
+            packWork.counters.index = packWork.tree.root
         }
         publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
@@ -210,6 +215,7 @@ extension WriteTransaction {
         state.dropsUndoneBranches = dropsUndone
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
+        state.packs = packWork.counters
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))

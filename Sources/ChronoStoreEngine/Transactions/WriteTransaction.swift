@@ -44,6 +44,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 
     /// The allocator's state; see `WriteTransaction+Allocation.swift`.
     var allocator: AllocatorState
+    /// Packed-history edits; see `Packing.swift`.
+    var packWork: PackWork
     private(set) var isFinished = false
     /// An edit failed part way; the transaction can only be aborted.
     private(set) var isPoisoned = false
@@ -53,11 +55,12 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         self.base = base
         self.transaction = transaction
         self.pageSize = store.pageFile.pageSize
-        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount)
+        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount, packIndex: base.state.packs.index)
         self.catalogTree = BTree(root: base.head.catalog, owner: .history)
         self.allocator = AllocatorState(
             baseFreeTree: BTree(root: base.state.freeTree, owner: .system), horizon: horizon,
             nextPage: base.state.pageCount, pinnedRoots: pinnedRoots)
+        self.packWork = PackWork(counters: base.state.packs)
     }
 
     // MARK: - Reading, with this transaction's edits visible

@@ -1,0 +1,207 @@
+// Byte layouts of packed history (format version 2): pack index keys and values, pack entries.
+
+/// Keys and values of the pack index, the engine tree that finds packed pages (see
+/// Docs/FileFormat.md, "Pack index").
+///
+/// Keys of packed and hot pages: the page number then the birth, each as one length byte (1–8)
+/// followed by that many big-endian bytes without leading zeros, so byte order is numeric order.
+/// Directory keys: `FF` then the pack page number as 8 big-endian bytes (after every page key).
+///
+/// | value tag | meaning | after the tag |
+/// |---|---|---|
+/// | 1 | the page is packed | pack page number (varint), pack page birth − the page's birth (varint), offset in the pack page (2, little-endian) |
+/// | 2 | the page is hot, and older versions are deltas against it | run: the longest delta chain ending at it (1) |
+/// | 3 | a pack page (directory key) | the pack page's birth (varint), live entries (varint), live entry bytes (varint) |
+package enum PackIndex {
+    static let directoryMarker: UInt8 = 0xFF
+
+    package enum Value: Equatable, Sendable {
+        case packed(packPage: PageReference, offset: Int)
+        case run(Int)
+        case directory(birth: TransactionID, liveEntries: UInt64, liveBytes: UInt64)
+    }
+
+    package static func key(_ reference: PageReference) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(10)
+        appendCompact(reference.page.rawValue, to: &key)
+        appendCompact(reference.birth.rawValue, to: &key)
+        return key
+    }
+
+    package static func directoryKey(_ packPage: PageID) -> [UInt8] {
+        var key: [UInt8] = [directoryMarker]
+        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: packPage.rawValue >> UInt64(shift))) }
+        return key
+    }
+
+    /// The page reference a page key names, or nil for a directory key or a malformed key.
+    package static func reference(of key: some Collection<UInt8>) -> PageReference? {
+        var bytes = Array(key)[...]
+        guard let page = takeCompact(&bytes), let birth = takeCompact(&bytes), bytes.isEmpty else { return nil }
+        return PageReference(page: PageID(page), birth: TransactionID(birth))
+    }
+
+    /// The pack page a directory key names, or nil.
+    package static func packPage(ofDirectoryKey key: some Collection<UInt8>) -> PageID? {
+        let bytes = Array(key)
+        guard bytes.count == 9, bytes[0] == directoryMarker else { return nil }
+        return PageID(bytes[1...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
+    /// Encodes a value stored under the key of `owner` (whose birth packed distances count from).
+    package static func encode(_ value: Value, owner: TransactionID = .none) -> [UInt8] {
+        var bytes: [UInt8] = []
+        switch value {
+        case .packed(let page, let offset):
+            bytes.append(1)
+            Varint.append(page.page.rawValue, to: &bytes)
+            Varint.append(page.birth.rawValue &- owner.rawValue, to: &bytes)
+            bytes.append(UInt8(truncatingIfNeeded: offset))
+            bytes.append(UInt8(truncatingIfNeeded: offset >> 8))
+        case .run(let count):
+            bytes = [2, UInt8(clamping: count)]
+        case .directory(let birth, let entries, let liveBytes):
+            bytes.append(3)
+            Varint.append(birth.rawValue, to: &bytes)
+            Varint.append(entries, to: &bytes)
+            Varint.append(liveBytes, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Decodes a value read from the index stored on `page` (named in errors), under the key of
+    /// `owner` (for a page key; ignored for a directory key).
+    package static func decode(_ value: LeafValue, page: PageID, owner: TransactionID = .none) throws -> Value {
+        guard case .inline(let bytes) = value, let tag = bytes.first else {
+            throw StoreError.malformedPage(page: page, reason: "pack index value is not inline")
+        }
+        var rest = bytes[1...]
+        switch tag {
+        case 1:
+            guard let packPage = Varint.take(&rest), let distance = Varint.take(&rest), rest.count == 2, packPage > 0 else { break }
+            let (birth, overflow) = owner.rawValue.addingReportingOverflow(distance)
+            guard !overflow, distance > 0 else { break }
+            let offset = Int(rest[rest.startIndex]) | Int(rest[rest.startIndex + 1]) << 8
+            return .packed(packPage: PageReference(page: PageID(packPage), birth: TransactionID(birth)), offset: offset)
+        case 2:
+            guard rest.count == 1 else { break }
+            return .run(Int(rest[rest.startIndex]))
+        case 3:
+            guard let birth = Varint.take(&rest), let entries = Varint.take(&rest), let liveBytes = Varint.take(&rest), rest.isEmpty
+            else { break }
+            return .directory(birth: TransactionID(birth), liveEntries: entries, liveBytes: liveBytes)
+        default:
+            break
+        }
+        throw StoreError.malformedPage(page: page, reason: "pack index value with tag \(tag) is malformed")
+    }
+
+    private static func appendCompact(_ value: UInt64, to key: inout [UInt8]) {
+        let length = max(1, (64 - value.leadingZeroBitCount + 7) / 8)
+        key.append(UInt8(length))
+        for index in stride(from: length - 1, through: 0, by: -1) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(index * 8))) }
+    }
+
+    private static func takeCompact(_ bytes: inout ArraySlice<UInt8>) -> UInt64? {
+        guard let length = bytes.first, (1...8).contains(length), bytes.count > Int(length) else { return nil }
+        let digits = bytes[(bytes.startIndex + 1)...(bytes.startIndex + Int(length))]
+        bytes = bytes[(bytes.startIndex + 1 + Int(length))...]
+        return digits.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+}
+
+/// One packed page inside a pack page: how to rebuild it.
+///
+/// | field | size |
+/// |---|---|
+/// | base page number; 0 = a keyframe (no base) | varint |
+/// | base birth − this page's birth (absent for a keyframe) | varint |
+/// | the page's checksum (bytes 0 ..< 4 of the original page) | 4, little-endian |
+/// | delta length | varint |
+/// | the delta (``PageDelta``), made with bytes 0 ..< 4 and 8 ..< 24 of both pages zeroed | … |
+package struct PackEntry: Equatable, Sendable {
+    /// The page the delta applies to, or ``PageReference/none`` for a keyframe.
+    package var base: PageReference
+    package var checksum: UInt32
+    package var delta: [UInt8]
+
+    /// Appends this entry, for a page born in `birth`.
+    package func encode(birth: TransactionID, into bytes: inout [UInt8]) {
+        Varint.append(base.page.rawValue, to: &bytes)
+        if !base.isNone { Varint.append(base.birth.rawValue &- birth.rawValue, to: &bytes) }
+        for shift in [0, 8, 16, 24] { bytes.append(UInt8(truncatingIfNeeded: checksum >> UInt32(shift))) }
+        Varint.append(UInt64(delta.count), to: &bytes)
+        bytes.append(contentsOf: delta)
+    }
+
+    package func encodedByteCount(birth: TransactionID) -> Int {
+        var bytes: [UInt8] = []
+        encode(birth: birth, into: &bytes)
+        return bytes.count
+    }
+
+    /// Reads the entry at `offset` of a pack page's bytes, for the page (`page`, `birth`).
+    /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming `packPage` when the entry
+    ///   runs past the page's used bytes or its fields are impossible.
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
+    ) throws -> PackEntry {
+        guard offset >= PackPage.entriesOffset, offset < end, end <= bytes.count else {
+            throw StoreError.malformedPage(page: packPage, reason: "pack entry offset \(offset) is outside the page's entries")
+        }
+        var slice = Array(bytes[offset..<end])[...]
+        func fail(_ reason: String) -> StoreError { .malformedPage(page: packPage, reason: "pack entry at \(offset): \(reason)") }
+        guard let basePage = Varint.take(&slice) else { throw fail("truncated base") }
+        var base = PageReference.none
+        if basePage != 0 {
+            guard let distance = Varint.take(&slice), distance > 0 else { throw fail("bad base birth") }
+            let (baseBirth, overflow) = birth.rawValue.addingReportingOverflow(distance)
+            guard !overflow else { throw fail("bad base birth") }
+            base = PageReference(page: PageID(basePage), birth: TransactionID(baseBirth))
+        }
+        guard slice.count >= 4 else { throw fail("truncated checksum") }
+        let checksum = slice.prefix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        slice = slice.dropFirst(4)
+        guard let length = Varint.take(&slice), length <= UInt64(slice.count) else { throw fail("delta runs past the page") }
+        return PackEntry(base: base, checksum: checksum, delta: Array(slice.prefix(Int(length))))
+    }
+}
+
+/// A pack page (kind 8): pack entries back to back.
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 24 | page header; entry count = entries in this page |
+/// | 24 | 2 | end of the used bytes (little-endian) |
+/// | 26 | 6 | reserved (0) |
+/// | 32 | … | entries, each at the offset its index value names |
+package enum PackPage {
+    static let usedEndOffset = PageHeader.byteCount
+    package static let entriesOffset = 32
+}
+
+/// Unsigned LEB128 integers of up to 64 bits (at most 10 bytes).
+enum Varint {
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    static func take(_ bytes: inout ArraySlice<UInt8>) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while let byte = bytes.first {
+            bytes = bytes.dropFirst()
+            guard shift < 64, shift < 63 || byte <= 1 else { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+        return nil
+    }
+}

@@ -1,0 +1,156 @@
+// Freeing packed pages, rebasing deltas whose base is freed, and writing a commit's pack pages.
+
+extension WriteTransaction {
+    // MARK: - Freeing
+
+    /// Frees a page of the user-visible trees that no retained root reaches: its slot, or its
+    /// pack entry when packing moved it (the slot went back when it was packed). O(log index).
+    func freeHistoryPage(_ reference: PageReference) throws {
+        if packWork.pending.removeValue(forKey: reference) != nil { return }
+        packWork.runs[reference] = nil
+        guard !packWork.tree.root.isNone else {
+            allocator.released.append(reference.page)
+            return
+        }
+        let key = PackIndex.key(reference)
+        guard let value = try packWork.tree.lookup(key, reader: self) else {
+            allocator.released.append(reference.page)
+            return
+        }
+        _ = try packWork.tree.remove(key, editor: self)
+        switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
+        case .packed(let packPage, _):
+            guard let found = try treeReader.packs?.entry(reference) else {
+                throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
+            }
+            loseEntry(in: packPage.page, byteCount: found.byteCount)
+        case .run:
+            allocator.released.append(reference.page)
+        case .directory:
+            throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
+        }
+    }
+
+    private func loseEntry(in packPage: PageID, byteCount: Int) {
+        var lost = packWork.lost[packPage] ?? (0, 0)
+        lost.entries += 1
+        lost.bytes += UInt64(byteCount)
+        packWork.lost[packPage] = lost
+        packWork.counters.packedPages -= min(packWork.counters.packedPages, 1)
+        packWork.counters.packedBytes -= min(packWork.counters.packedBytes, UInt64(byteCount))
+    }
+
+    /// Before pruning frees `freed` (pages of the dropped root's new list), rewrites as keyframes
+    /// the packed pages of its dead list whose delta is against one of them: a base is born in
+    /// the root whose dead list holds its dependants, and merging keeps the two together, so
+    /// these are all of them. O(|dead list|) index lookups.
+    func rebaseDependants(of freed: [PageReference], deadList dead: [PageReference]) throws {
+        guard !freed.isEmpty, !dead.isEmpty, let packs = treeReader.packs else { return }
+        let freedSet = Set(freed)
+        for reference in dead {
+            let base: PageReference
+            if let pending = packWork.pending[reference] {
+                base = pending.base
+            } else {
+                guard !packWork.tree.root.isNone,
+                    let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
+                    case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
+                    let found = try packs.entry(reference)
+                else { continue }
+                base = found.entry.base
+            }
+            guard !base.isNone, freedSet.contains(base) else { continue }
+            let page = try treeReader.read(reference, kind: nil, cached: false)
+            let keyframe = PackEntry(
+                base: .none, checksum: page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset),
+                delta: PageDelta.encode(PackBlanking.blanked(page), base: []))
+            if packWork.pending[reference] == nil {
+                // The old entry goes; the page stays packed, now whole.
+                _ = try packWork.tree.remove(PackIndex.key(reference), editor: self)
+                if let found = try packs.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
+            }
+            packWork.pending[reference] = keyframe
+        }
+    }
+
+    // MARK: - Writing a commit's packs
+
+    /// Writes pending entries into new pack pages (largest first, each into the first page with
+    /// room), their index entries, chain lengths, and the directory; frees pack pages whose last
+    /// entry went. Runs before the free tree settles.
+    func finishPacking() throws {
+        guard !packWork.pending.isEmpty || !packWork.lost.isEmpty || !packWork.runs.isEmpty else { return }
+        try writePendingEntries()
+        for (reference, run) in packWork.runs where run > 0 && packWork.pending[reference] == nil {
+            // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
+            let key = PackIndex.key(reference)
+            if let value = try packWork.tree.lookup(key, reader: self),
+                case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
+            {
+                continue
+            }
+            _ = try packWork.tree.put(key, .inline(PackIndex.encode(.run(run))), editor: self)
+        }
+        for (packPage, lost) in packWork.lost.sorted(by: { $0.key < $1.key }) {
+            let key = PackIndex.directoryKey(packPage)
+            guard let value = try packWork.tree.lookup(key, reader: self),
+                case .directory(let birth, let entries, let bytes) = try PackIndex.decode(value, page: packWork.tree.root.page),
+                entries >= lost.entries
+            else {
+                throw StoreError.malformedPage(page: packPage, reason: "pack directory does not account for this pack page")
+            }
+            if entries == lost.entries {
+                _ = try packWork.tree.remove(key, editor: self)
+                allocator.released.append(packPage)
+                packWork.counters.packPages -= min(packWork.counters.packPages, 1)
+            } else {
+                let left = PackIndex.Value.directory(
+                    birth: birth, liveEntries: entries - lost.entries, liveBytes: bytes - min(bytes, lost.bytes))
+                _ = try packWork.tree.put(key, .inline(PackIndex.encode(left)), editor: self)
+            }
+        }
+        packWork.pending = [:]
+        packWork.runs = [:]
+        packWork.lost = [:]
+        packWork.counters.index = packWork.tree.root
+    }
+
+    private func writePendingEntries() throws {
+        guard !packWork.pending.isEmpty else { return }
+        let capacity = pageSize - PackPage.entriesOffset
+        var encoded: [(PageReference, [UInt8])] = packWork.pending.map { reference, entry in
+            var bytes: [UInt8] = []
+            entry.encode(birth: reference.birth, into: &bytes)
+            return (reference, bytes)
+        }
+        encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }
+        var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
+        for (reference, bytes) in encoded {
+            let index = pages.firstIndex { $0.buffer.count + bytes.count <= capacity } ?? {
+                pages.append(([], []))
+                return pages.count - 1
+            }()
+            pages[index].entries.append((reference, PackPage.entriesOffset + pages[index].buffer.count))
+            pages[index].buffer += bytes
+        }
+        for page in pages {
+            let number = try takeFreePage()
+            let buffer = PageBuffer(pageSize: pageSize)
+            buffer.bytes.storeLittleEndian(UInt16(PackPage.entriesOffset + page.buffer.count), at: PackPage.usedEndOffset)
+            page.buffer.withUnsafeBytes { source in
+                (buffer.bytes.baseAddress! + PackPage.entriesOffset).copyMemory(from: source.baseAddress!, byteCount: source.count)
+            }
+            setDirty(number, .raw(buffer, kind: .pack, count: page.entries.count))
+            for (reference, offset) in page.entries {
+                let value = PackIndex.Value.packed(packPage: PageReference(page: number, birth: transaction), offset: offset)
+                _ = try packWork.tree.put(PackIndex.key(reference), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
+            }
+            let directory = PackIndex.Value.directory(
+                birth: transaction, liveEntries: UInt64(page.entries.count), liveBytes: UInt64(page.buffer.count))
+            _ = try packWork.tree.put(PackIndex.directoryKey(number), .inline(PackIndex.encode(directory)), editor: self)
+            packWork.counters.packPages += 1
+            packWork.counters.packedPages += UInt64(page.entries.count)
+            packWork.counters.packedBytes += UInt64(page.buffer.count)
+        }
+    }
+}

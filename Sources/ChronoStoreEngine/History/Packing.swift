@@ -1,0 +1,185 @@
+// Packing inside commits: old page versions become reverse deltas in pack pages; slots go back.
+
+/// What one write transaction changes in packed history, applied at commit.
+struct PackWork {
+    /// The pack index as this transaction edits it.
+    var tree: BTree
+    var counters: PackCounters
+    /// Entries to write at commit, by the page they rebuild.
+    var pending: [PageReference: PackEntry] = [:]
+    /// New chain lengths of hot pages that older versions are deltas against.
+    var runs: [PageReference: Int] = [:]
+    /// Live entries and bytes each existing pack page loses.
+    var lost: [PageID: (entries: UInt64, bytes: UInt64)] = [:]
+
+    init(counters: PackCounters) {
+        self.counters = counters
+        self.tree = BTree(root: counters.index, owner: .system)
+    }
+}
+
+extension WriteTransaction {
+    var packing: HistoryPacking { store.options.packing }
+    /// Whether this store's format holds packed history (version 2 and later).
+    var storesPacks: Bool { store.formatVersion >= 2 }
+
+    // MARK: - The packing step of a commit
+
+    /// Packs the dead lists of the head's lineage ancestors that left the window, oldest first,
+    /// within the commit's page budget. A walk happens once a batch of roots waits, so its cost
+    /// is O(window + batch) index lookups per batch.
+    func packHistory(_ trees: inout HistoryTrees, head: HistoryEntry) throws {
+        guard storesPacks, packing.isEnabled else { return }
+        var counters = packWork.counters
+        guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots) || head.depth < counters.depth else { return }
+        var newest = head
+        for _ in 0..<packing.window {
+            guard newest.lineageParent != .none, let parent = try trees.entry(newest.lineageParent, reader: self) else {
+                packWork.counters.depth = head.depth
+                return
+            }
+            newest = parent
+        }
+        var chain: [HistoryEntry] = []
+        var next: HistoryEntry? = newest
+        while let root = next, root.root > counters.cursor {
+            chain.append(root)
+            next = root.lineageParent == .none ? nil : try trees.entry(root.lineageParent, reader: self)
+        }
+        var budget = packing.pageBudget
+        counters = packWork.counters
+        counters.depth = newest.depth
+        for root in chain.reversed() {
+            guard budget > 0 else {
+                // Resume at the next commit.
+                counters.depth = 0
+                break
+            }
+            budget -= try pack(root)
+            counters.cursor = max(counters.cursor, root.root)
+        }
+        packWork.counters.cursor = counters.cursor
+        packWork.counters.depth = counters.depth
+    }
+
+    /// Packs one root's dead list and its root page. Returns how many pages it packed.
+    private func pack(_ root: HistoryEntry) throws -> Int {
+        let dead = try deadList(of: root)
+        guard !dead.isEmpty || root.deadListIsRootOwned else { return 0 }
+        let bases = try BaseCandidates(try newList(of: root), reader: treeReader)
+        var packed = 0
+        for reference in dead where try packPage(reference, bases: bases) { packed += 1 }
+        if root.deadListIsRootOwned, root.newListIsRootOwned, try packRootPage(root.rootPage) { packed += 1 }
+        return packed
+    }
+
+    /// Packs one hot page as a delta against its replacement (or whole), unless it is already
+    /// packed or is not a tree page.
+    private func packPage(_ reference: PageReference, bases: BaseCandidates) throws -> Bool {
+        guard packWork.pending[reference] == nil else { return false }
+        var run = packWork.runs[reference]
+        if run == nil, !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) {
+            switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
+            case .packed: return false
+            case .run(let count): run = count
+            case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
+            }
+        }
+        let page = try treeReader.read(reference, kind: nil, cached: false)
+        let isLeaf = page.kindByte == PageKind.leaf.rawValue
+        guard isLeaf || page.kindByte == PageKind.branch.rawValue else { return false }
+        let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
+        let chain = run ?? 0
+        let base = chain + 1 <= chainLimit ? bases.base(for: page) : nil
+        let entry = makeEntry(page, base: base)
+        guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
+        if !entry.base.isNone {
+            packWork.runs[entry.base] = max(try runLength(of: entry.base), chain + 1)
+        }
+        packWork.runs[reference] = nil
+        packWork.pending[reference] = entry
+        allocator.released.append(reference.page)
+        return true
+    }
+
+    /// Packs a root page whole: its record and lists are read through the pack afterwards.
+    private func packRootPage(_ reference: PageReference) throws -> Bool {
+        guard packWork.pending[reference] == nil else { return false }
+        if !packWork.tree.root.isNone, try packWork.tree.lookup(PackIndex.key(reference), reader: self) != nil { return false }
+        let page = try treeReader.read(reference, kind: .root, cached: false)
+        let entry = makeEntry(page, base: nil)
+        guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
+        packWork.pending[reference] = entry
+        allocator.released.append(reference.page)
+        return true
+    }
+
+    private func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {
+        let target = PackBlanking.blanked(page)
+        let checksum: UInt32 = page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset)
+        let keyframe = { PackEntry(base: .none, checksum: checksum, delta: PageDelta.encode(target, base: [])) }
+        guard let base else { return keyframe() }
+        let entry = PackEntry(base: base.reference, checksum: checksum, delta: PageDelta.encode(target, base: PackBlanking.blanked(base)))
+        if entry.delta.count > pageSize / 4 {
+            let whole = keyframe()
+            if whole.delta.count <= entry.delta.count { return whole }
+        }
+        return entry
+    }
+
+    /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
+    private func runLength(of reference: PageReference) throws -> Int {
+        if let run = packWork.runs[reference] { return run }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
+            case .run(let count) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
+        else { return 0 }
+        return count
+    }
+}
+
+/// The leaf and branch pages a root wrote, by kind and first key: where a delta's base is found.
+///
+/// A dead page's base is the page of the same kind whose first key is the greatest not above the
+/// dead page's first key (the page that took over its key range), else the one with the smallest
+/// first key. Any page would rebuild correctly; this choice makes the delta small. Every
+/// candidate is born in the root whose dead list is packed, which pruning relies on (a base is
+/// freed only with that root's new list; see `rebaseDependants`).
+struct BaseCandidates {
+    private var leaves: [([UInt8], PageBuffer)] = []
+    private var branches: [([UInt8], PageBuffer)] = []
+
+    init(_ introduced: [PageReference], reader: SnapshotReader) throws {
+        for reference in introduced {
+            let page = try reader.read(reference, kind: nil, cached: true)
+            if page.kindByte == PageKind.leaf.rawValue {
+                let view = LeafView(page: page)
+                leaves.append((view.count > 0 ? Array(view.key(at: 0)) : [], page))
+            } else if page.kindByte == PageKind.branch.rawValue {
+                let view = BranchView(page: page)
+                branches.append((view.keyCount > 0 ? Array(view.key(at: 0)) : [], page))
+            }
+        }
+        leaves.sort { KeyOrder.compare($0.0, $1.0) < 0 }
+        branches.sort { KeyOrder.compare($0.0, $1.0) < 0 }
+    }
+
+    func base(for page: PageBuffer) -> PageBuffer? {
+        let isLeaf = page.kindByte == PageKind.leaf.rawValue
+        let candidates = isLeaf ? leaves : branches
+        guard let first = candidates.first else { return nil }
+        let key: [UInt8]
+        if isLeaf {
+            let view = LeafView(page: page)
+            key = view.count > 0 ? Array(view.key(at: 0)) : []
+        } else {
+            let view = BranchView(page: page)
+            key = view.keyCount > 0 ? Array(view.key(at: 0)) : []
+        }
+        var chosen = first.1
+        for (candidateKey, candidate) in candidates {
+            guard KeyOrder.compare(candidateKey, key) <= 0 else { break }
+            chosen = candidate
+        }
+        return chosen
+    }
+}

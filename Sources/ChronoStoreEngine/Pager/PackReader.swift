@@ -1,0 +1,135 @@
+// Reading packed history: rebuilding an old page version from its pack entry and base, verified.
+
+/// Rebuilds pages that packing moved out of their slots (see Docs/RootChain.md, "Packed history").
+///
+/// A page reference first reads its slot; only when the slot no longer holds that version (its
+/// birth, checksum or kind differ, or the file is shorter) does the reader look in the pack index
+/// of the state being read. A rebuilt page is verified exactly as a page read from its slot
+/// (checksum, identity, kind, birth, node structure), so a damaged pack is a typed error naming
+/// the page, never wrong data.
+struct PackReader {
+    let pageFile: PageFile
+    let index: BTree
+    let pageCount: UInt64
+    /// Reads the index's own pages (never packed).
+    let indexReader: SnapshotReader
+
+    /// Longest chain of deltas a rebuild follows (the packer keeps chains far shorter).
+    static let chainLimit = 256
+
+    init(pageFile: PageFile, index: PageReference, pageCount: UInt64) {
+        self.pageFile = pageFile
+        self.index = BTree(root: index, owner: .system)
+        self.pageCount = pageCount
+        self.indexReader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
+    }
+
+    /// The page at `reference` from its slot or, when the slot holds another version, rebuilt
+    /// from its pack entry.
+    func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
+        if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
+        do {
+            return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached)
+        } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
+            guard let page = try rebuild(reference, depth: 0) else { throw error }
+            return try checked(page, reference: reference, kind: kind)
+        }
+    }
+
+    /// The pack entry of `reference`, if the index has one.
+    func entry(_ reference: PageReference) throws -> (entry: PackEntry, packPage: PageReference, offset: Int, byteCount: Int)? {
+        guard !index.root.isNone, let value = try index.lookup(PackIndex.key(reference), reader: indexReader) else { return nil }
+        guard case .packed(let packPage, let offset) = try PackIndex.decode(value, page: index.root.page, owner: reference.birth)
+        else { return nil }
+        let page = try packPageBuffer(packPage)
+        let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
+        let entry = try PackEntry.decode(page.readOnly, offset: offset, end: end, birth: reference.birth, packPage: packPage.page)
+        return (entry, packPage, offset, entry.encodedByteCount(birth: reference.birth))
+    }
+
+    /// Rebuilds `reference` from its pack entry, never from its slot (verify checks every entry).
+    func rebuiltFromPack(_ reference: PageReference) throws -> PageBuffer? {
+        try rebuild(reference, depth: 0)
+    }
+
+    /// Rebuilds `reference` from the pack, or nil when the index does not hold it.
+    private func rebuild(_ reference: PageReference, depth: Int) throws -> PageBuffer? {
+        if let page = pageFile.rebuiltCache.page(reference) { return page }
+        guard depth < Self.chainLimit else {
+            throw StoreError.malformedPage(page: reference.page, reason: "packed: delta chain longer than \(Self.chainLimit)")
+        }
+        guard let found = try entry(reference) else { return nil }
+        let base = found.entry.base.isNone ? nil : try basePage(found.entry.base, depth: depth)
+        let page = try decode(found.entry, base: base, reference: reference)
+        pageFile.rebuiltCache.insert(page)
+        return page
+    }
+
+    private func basePage(_ base: PageReference, depth: Int) throws -> PageBuffer {
+        if let page = pageFile.cache.page(base) ?? pageFile.rebuiltCache.page(base) { return page }
+        do {
+            return try pageFile.read(base, kind: nil, pageCount: pageCount, cached: true)
+        } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
+            guard let page = try rebuild(base, depth: depth + 1) else { throw error }
+            return page
+        }
+    }
+
+    /// Applies the entry's delta to its base (or to nothing, for a keyframe) and verifies the
+    /// result as the page `reference`.
+    private func decode(_ entry: PackEntry, base: PageBuffer?, reference: PageReference) throws -> PageBuffer {
+        let page = PageBuffer(pageSize: pageFile.pageSize)
+        let blankedBase = base.map { PackBlanking.blanked($0) } ?? []
+        do {
+            try entry.delta.withUnsafeBytes { delta in
+                try blankedBase.withUnsafeBytes { baseBytes in try PageDelta.decode(delta, base: baseBytes, into: page.bytes) }
+            }
+        } catch {
+            throw StoreError.malformedPage(page: reference.page, reason: "packed: \(error)")
+        }
+        page.bytes.storeLittleEndian(entry.checksum, at: PageHeader.checksumOffset)
+        page.bytes.storeLittleEndian(reference.page.rawValue, at: PageHeader.pageIDOffset)
+        page.bytes.storeLittleEndian(reference.birth.rawValue, at: PageHeader.birthOffset)
+        try page.verify(page: reference.page, kind: nil, birth: reference.birth)
+        if page.kindByte == PageKind.leaf.rawValue || page.kindByte == PageKind.branch.rawValue {
+            try NodeLayout.validate(page, kind: page.kindByte == PageKind.leaf.rawValue ? .leaf : .branch)
+        }
+        return page
+    }
+
+    /// A pack page, verified (checksum, identity, kind, birth) and cached like any page.
+    func packPageBuffer(_ packPage: PageReference) throws -> PageBuffer {
+        let page = try pageFile.read(packPage, kind: .pack, pageCount: pageCount, cached: true)
+        let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
+        guard end >= PackPage.entriesOffset, end <= page.pageSize else {
+            throw StoreError.malformedPage(page: packPage.page, reason: "pack page's used bytes end at \(end)")
+        }
+        return page
+    }
+
+    private func checked(_ page: PageBuffer, reference: PageReference, kind: PageKind?) throws -> PageBuffer {
+        if let kind, page.kindByte != kind.rawValue {
+            throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
+        }
+        return page
+    }
+
+    /// Errors that say the slot holds something other than the version asked for.
+    static func slotMayHoldAnotherVersion(_ error: StoreError) -> Bool {
+        switch error {
+        case .pageChecksumMismatch, .pageIdentityMismatch, .pageKindMismatch, .pageBirthMismatch, .pageOutOfRange: true
+        default: false
+        }
+    }
+}
+
+/// The form in which pages are delta-encoded: checksum, page number and birth zeroed (the pack
+/// index key and the entry carry them).
+enum PackBlanking {
+    static func blanked(_ page: PageBuffer) -> [UInt8] {
+        var bytes = Array(page.readOnly)
+        for index in 0..<4 { bytes[index] = 0 }
+        for index in PageHeader.pageIDOffset..<PageHeader.byteCount { bytes[index] = 0 }
+        return bytes
+    }
+}

@@ -1,0 +1,175 @@
+// Packed history (format version 2): old versions rebuilt from deltas read exactly as committed,
+// pruning frees pack entries, damage is a typed error, and history costs what changed.
+import Foundation
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+/// Packing that starts after two roots and packs every root at once, with short chains, so small
+/// workloads exercise deltas, keyframes, rebasing and pack pages.
+let eagerPacking = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: 64)
+
+@Suite("Packed history")
+struct PackedHistoryTests {
+    @Test(arguments: [RetentionPolicy.limitless, .lastRoots(6), .lastRoots(12)])
+    func everyRetainedRootReadsAsCommittedWhilePacking(retention: RetentionPolicy) throws {
+        let seed = SeededGenerator.seed()
+        print("PackedHistoryTests (\(retention)) seed: \(seed)")
+        var seeds = SeededGenerator(seed: seed)
+        var packedSomething = false
+        for _ in 0..<(Environment.soakEnabled ? 100 : 6) {
+            let durability: Durability = Bool.random(using: &seeds) ? .durable : .deferred
+            let simulator = CrashSimulator(durability: durability, retention: retention, packing: eagerPacking)
+            let workload = RandomWorkload(seed: seeds.next(), stepCount: 40)
+            let record = WorkloadRecord()
+            var failure: String?
+            _ = try simulator.run(crashAfter: nil) { store, file in
+                try workload.run(on: store, file: file, record: record) { store in
+                    if try store.snapshot.state.packs.packedPages > 0 { packedSomething = true }
+                    if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+                }
+                if failure == nil, let problem = try checkHistoryBackup(of: store) { failure = problem }
+                try store.close()
+                let reopened = try Store.open(file: file, options: simulator.options)
+                if failure == nil, let problem = try checkRetainedRoots(reopened, record) { failure = "after reopening: \(problem)" }
+            }
+            #expect(failure == nil, "seed \(seed), workload \(workload.seed) (\(durability)): \(failure ?? "")")
+            if failure != nil { return }
+        }
+        #expect(packedSomething, "no run packed a page")
+    }
+
+    @Test func packingKeepsTheFileAFractionOfWholePageHistory() throws {
+        let directory = try TemporaryDirectory()
+        func fileSize(packing: HistoryPacking) throws -> (bytes: UInt64, packed: UInt64, packPages: UInt64, free: UInt64) {
+            var options = StoreOptions(durability: .durable, retention: .limitless)
+            options.packing = packing
+            let path = directory.file("store-\(packing.isEnabled).chrono")
+            let store = try Store.create(at: path, options: options)
+            var generator = SeededGenerator(seed: 7)
+            try store.write { transaction in
+                for index in 0..<2_000 { try transaction.put(bytes("key\(index * 7919 % 2_000)"), generator.bytes(100), in: "items") }
+            }
+            for _ in 0..<300 {
+                try store.write { transaction in
+                    for _ in 0..<10 {
+                        try transaction.put(bytes("key\(Int.random(in: 0..<2_000, using: &generator))"), generator.bytes(100), in: "items")
+                    }
+                }
+            }
+            let state = try store.snapshot.state
+            let packed = state.packs.packedPages
+            let report = try store.verify()
+            #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+            try store.close()
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            return ((attributes[.size] as? NSNumber)?.uint64Value ?? 0, packed, state.packs.packPages, state.freePageCount)
+        }
+        let whole = try fileSize(packing: .disabled)
+        let packed = try fileSize(packing: .standard)
+        print("300 commits of 10 updates: whole pages \(whole.bytes) B, packed \(packed.bytes) B (\(packed.packed) pages packed, \(packed.packPages) pack pages, \(packed.free) free)")
+        #expect(packed.packed > 1_000)
+        #expect(packed.bytes * 4 < whole.bytes)
+    }
+
+    @Test func pruningFreesPackEntriesAndPackPages() throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(durability: .deferred, retention: .lastRoots(20))
+        options.packing = HistoryPacking(window: 4, batchRoots: 2)
+        let store = try Store.create(at: directory.file("store.chrono"), options: options)
+        var generator = SeededGenerator(seed: 11)
+        var packPagesSeen: [UInt64] = []
+        for round in 0..<400 {
+            try store.write { transaction in
+                for _ in 0..<5 {
+                    try transaction.put(bytes("key\(Int.random(in: 0..<500, using: &generator))"), generator.bytes(120), in: "items")
+                }
+            }
+            if round % 100 == 99 { packPagesSeen.append(try store.snapshot.state.packs.packPages) }
+        }
+        let state = try store.snapshot.state
+        #expect(state.packs.packedPages > 0)
+        // Only the last 20 roots' old versions stay packed: the pack does not grow with history.
+        #expect(packPagesSeen.last! <= packPagesSeen[1] + 4, "pack pages over time: \(packPagesSeen)")
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        // Deferred mode keeps the last synced head as the crash fallback: sync so clear drops it.
+        try store.synchronize()
+        try store.clearHistory()
+        #expect(try store.snapshot.state.packs.packedPages == 0)
+        #expect(try store.snapshot.state.packs.packPages == 0)
+        let cleared = try store.verify()
+        #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
+    }
+
+    @Test func undoFarBeyondTheWindowReadsPackedPagesAndCommitsOnThem() throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(retention: .limitless)
+        options.packing = HistoryPacking(window: 3, batchRoots: 2)
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: options)
+        for step in 0..<60 {
+            try store.write { transaction in
+                try transaction.put(bytes("step"), bytes("\(step)"), in: "items")
+                try transaction.put(bytes("key\(step % 7)"), bytes("value \(step)"), in: "items")
+            }
+        }
+        #expect(try store.snapshot.state.packs.packedPages > 0)
+        try store.undo(steps: 50)
+        #expect(text(try store.read { try $0.value(forKey: bytes("step"), in: "items") }) == "9")
+        try store.write { try $0.put(bytes("after"), bytes("undo"), in: "items") }
+        try store.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("step"), in: "items") }) == "9")
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("after"), in: "items") }) == "undo")
+        let report = try reopened.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+
+    @Test func aDamagedPackPageIsATypedErrorNamingThePageNeverWrongData() throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(retention: .limitless)
+        options.packing = HistoryPacking(window: 2, batchRoots: 1)
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: options)
+        for step in 0..<12 {
+            try store.write { try $0.put(bytes("key"), bytes("version \(step)"), in: "items") }
+        }
+        let oldRoot = try store.history().last { $0.parent != nil }!.id
+        // Fill the slots the packed pages left, so only the pack holds the old versions.
+        for step in 0..<40 { try store.write { try $0.put(bytes("filler\(step)"), [UInt8](repeating: 1, count: 900), in: "other") } }
+        let state = try store.snapshot.state
+        var packPages: [PageID] = []
+        try BTree(root: state.packs.index, owner: .system).scan(.all, reverse: false, reader: SnapshotReader(pageFile: store.pageFile, pageCount: state.pageCount)) { key, _ in
+            if let page = PackIndex.packPage(ofDirectoryKey: key) { packPages.append(page) }
+            return true
+        }
+        try store.close()
+        #expect(!packPages.isEmpty)
+        // Flip one byte in every pack page's entries.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        for page in packPages {
+            let offset = page.rawValue * 4096 + 40
+            try handle.seek(toOffset: offset)
+            let byte = try handle.read(upToCount: 1)!
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: Data([byte[0] ^ 0x5A]))
+        }
+        try handle.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("key"), in: "items") }) == "version 11")
+        do {
+            let reader = try reopened.beginRead(at: .root(oldRoot))
+            defer { reader.close() }
+            let value = try reader.value(forKey: bytes("key"), in: "items")
+            Issue.record("read \(text(value) ?? "nil") from a damaged pack")
+        } catch let error as StoreError {
+            #expect(error.isDamage, "\(error)")
+        }
+        let report = try reopened.verify()
+        #expect(!report.isSound)
+        #expect(report.problems.contains { $0.contains("pack page") }, "\(report.problems)")
+    }
+}
