@@ -193,6 +193,45 @@ struct CrashRecoveryTests {
         #expect(crashPoints >= targetPoints)
     }
 
+    /// The same with packing after every commit (window 2, short chains), so crashes land in
+    /// commits that write pack pages, rebase entries and free pack pages.
+    @Test(arguments: [Durability.durable, .deferred])
+    func reopeningAfterACrashWhilePackingHistoryYieldsAnAcceptableState(durability: Durability) throws {
+        let seed = SeededGenerator.seed()
+        print("CrashRecoveryTests packing (\(durability)) seed: \(seed)")
+        var seeds = SeededGenerator(seed: seed)
+        let targetPoints = Environment.soakEnabled ? 10_000 : 500
+        var crashPoints = 0
+        var packedRuns = 0
+        while crashPoints < targetPoints {
+            let simulator = CrashSimulator(
+                durability: durability, retention: [.lastRoots(6), .limitless][Int.random(in: 0..<2, using: &seeds)],
+                packing: eagerPacking)
+            let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 8...14, using: &seeds))
+            var packed = false
+            let operations = try simulator.operationCount { store, file in
+                try workload.run(on: store, file: file)
+                packed = try store.snapshot.state.packs.packedPages > 0
+            }
+            if packed { packedRuns += 1 }
+            for crashAfter in stride(from: operations - 1, through: 0, by: -Int.random(in: 1...3, using: &seeds)) {
+                crashPoints += 1
+                let record = WorkloadRecord()
+                let run = try simulator.run(crashAfter: crashAfter) { store, file in
+                    try workload.run(on: store, file: file, record: record)
+                }
+                var imageGenerator = SeededGenerator(seed: seeds.next())
+                let image = run.file.crashImage(using: &imageGenerator)
+                if let failure = try checkRecovery(image: image, record: record, simulator: simulator) {
+                    Issue.record("seed \(seed), workload \(workload.seed), crash after \(crashAfter) of \(operations): \(failure)")
+                    return
+                }
+            }
+        }
+        print("CrashRecoveryTests packing (\(durability)): \(crashPoints) crash points, \(packedRuns) workloads packed")
+        #expect(packedRuns > 0)
+    }
+
     /// A small backup for workloads to restore.
     static func makeBackup(in directory: TemporaryDirectory) throws -> (path: String, contents: Contents) {
         let store = try Store.create(at: directory.file("source.chrono"))

@@ -4,7 +4,8 @@ import ChronoStoreTestSupport
 import Foundation
 import Testing
 
-/// Fixtures/format-v1: written once by `CHRONO_WRITE_FIXTURES=1 swift test --filter FormatCompatibility`.
+/// Fixtures/format-v1: written once by a version 1 library (`FormatFixture.write()` at that time);
+/// Fixtures/format-v2: written by `CHRONO_WRITE_FIXTURES=2 swift test --filter FormatCompatibility`.
 enum FormatFixture {
     static var directory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -17,7 +18,8 @@ enum FormatFixture {
     static let notes: [String: String] = ["note-1": "{\"title\":\"Buy milk\"}", "note-3": "{\"title\":\"Book dentist\"}"]
     static let largeValue: [UInt8] = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
 
-    /// Writes the fixture: labelled commits, a large value, a snapshot, an undo and a branch.
+    /// Writes the version 1 fixture's history: labelled commits, a large value, a snapshot, an
+    /// undo and a branch. (Run by a version 1 library; a version 2 library writes version 2.)
     static func write() throws {
         try? FileManager.default.removeItem(atPath: store)
         try? FileManager.default.removeItem(atPath: damaged)
@@ -51,6 +53,38 @@ enum FormatFixture {
     }
 }
 
+/// Fixtures/format-v2/packed.chrono: the version 1 fixture's history, then 40 edits with packing
+/// after every commit, so old roots read through pack pages, deltas and keyframes.
+enum FormatFixtureV2 {
+    static var store: String {
+        URL(fileURLWithPath: FormatFixture.directory).deletingLastPathComponent().appendingPathComponent("format-v2/packed.chrono").path
+    }
+    static let packing = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 4, branchChainLimit: 4)
+    static func edit(_ index: Int) -> String { "{\"title\":\"Draft \(index)\"}" }
+
+    static func write() throws {
+        try? FileManager.default.createDirectory(
+            atPath: (store as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: store)
+        var options = StoreOptions(retention: .limitless)
+        options.packing = packing
+        let created = try Store.create(at: store, options: options)
+        try created.write(label: "Add notes") { transaction in
+            try transaction.put(bytes("note-1"), bytes(FormatFixture.notes["note-1"]!), in: "notes")
+            try transaction.put(bytes("photo"), FormatFixture.largeValue, in: "blobs")
+        }
+        try created.createSnapshot(named: "first")
+        for index in 0..<40 {
+            try created.write(label: "Edit \(index)") { transaction in
+                try transaction.put(bytes("draft"), bytes(edit(index)), in: "notes")
+                try transaction.put(bytes("filler-\(index % 9)"), [UInt8](repeating: UInt8(index), count: 300), in: "notes")
+            }
+        }
+        try created.close()
+        try FileManager.default.removeItem(atPath: store + ".lock")
+    }
+}
+
 @Suite("Format compatibility")
 struct FormatCompatibilityTests {
     @Test func formatVersionOneFixtureOpensAndReadsAsWritten() throws {
@@ -74,7 +108,61 @@ struct FormatCompatibilityTests {
         snapshot.close()
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0)
-        // And it takes new commits.
+        // And it takes new commits: the first write upgrades the file to version 2 in place.
+        try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
+        #expect(store.formatVersion == 2)
+        let preamble = try RawFile.bytes(directory.file("v1.chrono"))
+        #expect(preamble[8] == 2 && preamble[FilePreamble.copyOffset + 8] == 2)
+        #expect(try store.history(allBranches: true).map { $0.label ?? "" }.dropFirst() == labels[...])
+    }
+
+    @Test func anUpgradeInterruptedInThePreambleWriteOpensFromTheCopy() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v1.chrono")
+        try FileManager.default.copyItem(atPath: FormatFixture.store, toPath: path)
+        let store = try Store.open(at: path)
+        try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
+        try store.close()
+        // A torn second write: the preamble at offset 0 half new, half garbage.
+        var image = try RawFile.bytes(path)
+        for offset in 20..<40 { image[offset] ^= 0xA5 }
+        try RawFile.write(path, image)
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        #expect(reopened.formatVersion == 2)
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("note-4"), in: "notes") }) == "{}")
+        // A crash before the second write leaves version 1 at offset 0 and the copy unused.
+        var untouched = try RawFile.bytes(FormatFixture.store)
+        let copy = Array(image[FilePreamble.copyOffset..<(FilePreamble.copyOffset + FilePreamble.byteCount)])
+        untouched.replaceSubrange(FilePreamble.copyOffset..<(FilePreamble.copyOffset + FilePreamble.byteCount), with: copy)
+        try RawFile.write(directory.file("half.chrono"), untouched)
+        let half = try Store.open(at: directory.file("half.chrono"))
+        defer { try? half.close() }
+        #expect(half.formatVersion == 1)
+    }
+
+    @Test func formatVersionTwoFixtureOpensAndReadsPackedHistoryAsWritten() throws {
+        if Environment.value("CHRONO_WRITE_FIXTURES") == "2" { try FormatFixtureV2.write() }
+        let directory = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: FormatFixtureV2.store, toPath: directory.file("v2.chrono"))
+        let store = try Store.open(at: directory.file("v2.chrono"))
+        defer { try? store.close() }
+        #expect(store.formatVersion == 2)
+        #expect(try store.snapshot.state.packs.packedPages > 0)
+        let items = try store.history()
+        #expect(items.count == 42)
+        for item in items where item.label?.hasPrefix("Edit ") == true {
+            let index = Int(item.label!.dropFirst(5))!
+            let reader = try store.beginRead(at: .root(item.id))
+            defer { reader.close() }
+            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(index))
+            #expect(try reader.value(forKey: bytes("photo"), in: "blobs") == FormatFixture.largeValue)
+        }
+        let snapshot = try store.beginRead(at: .snapshot("first"))
+        #expect(try snapshot.value(forKey: bytes("draft"), in: "notes") == nil)
+        snapshot.close()
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
         try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
     }
 

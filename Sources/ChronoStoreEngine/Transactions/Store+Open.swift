@@ -140,7 +140,7 @@ extension Store {
     }
 
     private static func readPreamble(_ file: any StoreFile, path: String, options: StoreOptions) throws -> FilePreamble {
-        var bytes = [UInt8](repeating: 0, count: FilePreamble.byteCount)
+        var bytes = [UInt8](repeating: 0, count: FilePreamble.copyOffset + FilePreamble.byteCount)
         let complete: Bool
         do {
             complete = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
@@ -154,7 +154,7 @@ extension Store {
             }
             throw StoreError.notAStore(path: path)
         }
-        let preamble = try bytes.withUnsafeBytes { try FilePreamble.decode($0, path: path) }
+        let preamble = try bytes.withUnsafeBytes { try FilePreamble.decodeWithCopy($0, path: path) }
         if let requested = options.pageSize, requested != preamble.pageSize {
             throw StoreError.pageSizeMismatch(stored: preamble.pageSize, requested: requested)
         }

@@ -10,6 +10,8 @@ package final class Store: @unchecked Sendable {
     package let pageFile: PageFile
     package let options: StoreOptions
     package let preamble: FilePreamble
+    /// Set once this process upgraded the file's format (guarded by `lock`).
+    var upgradedFormatVersion: UInt32?
     let coordination: CoordinationFile?
     /// The locks on the data file (nil for in-memory files).
     let fileLocks: FileLocks?
@@ -59,7 +61,7 @@ package final class Store: @unchecked Sendable {
 
     package var pageSize: Int { preamble.pageSize }
     /// The file format version the store's preamble records (2 holds packed history).
-    package var formatVersion: UInt32 { preamble.formatVersion }
+    package var formatVersion: UInt32 { lock.withLock { upgradedFormatVersion ?? preamble.formatVersion } }
 
     /// The device and inode of the data file this store has open (nil for in-memory files).
     package var fileIdentity: FileIdentity? { identity }
@@ -154,6 +156,7 @@ package final class Store: @unchecked Sendable {
         do {
             try checkOpen()
             try refreshForWriter()
+            try upgradeFormatIfNeeded()
             let (snapshot, horizon, pinned, id) = try lock.withLock {
                 () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID) in
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
