@@ -19,6 +19,9 @@ struct PackWork {
 }
 
 extension WriteTransaction {
+    /// Roots one packing walk visits at most below the window: a deeper backlog (history from
+    /// before an upgrade, or from while packing was off) is left whole.
+    static let packWalkLimit = 1024
     var packing: HistoryPacking { store.options.packing }
     /// Whether this store's format holds packed history (version 2 and later).
     var storesPacks: Bool { store.formatVersion >= 2 }
@@ -42,7 +45,7 @@ extension WriteTransaction {
         }
         var chain: [HistoryEntry] = []
         var next: HistoryEntry? = newest
-        while let root = next, root.root > counters.cursor {
+        while let root = next, root.root > counters.cursor, chain.count < Self.packWalkLimit {
             chain.append(root)
             next = root.lineageParent == .none ? nil : try trees.entry(root.lineageParent, reader: self)
         }
