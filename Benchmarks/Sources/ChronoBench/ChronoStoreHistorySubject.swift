@@ -1,6 +1,7 @@
 // ChronoStore under the history workloads: every commit is a root, read and undone natively.
 
 import ChronoStoreEngine
+import Foundation
 
 /// A ChronoStore store whose history is its own root chain, kept as its retention policy says.
 final class ChronoStoreHistorySubject: HistorySubject {
@@ -13,6 +14,9 @@ final class ChronoStoreHistorySubject: HistorySubject {
 
     init(path: String, options: StoreOptions) throws {
         self.path = path
+        var options = options
+        // CHRONO_BENCH_PACKING=off measures history without packing (whole pages), for comparison.
+        if ProcessInfo.processInfo.environment["CHRONO_BENCH_PACKING"] == "off" { options.packing = .disabled }
         self.options = options
         store = try Store.create(at: path, options: options)
     }

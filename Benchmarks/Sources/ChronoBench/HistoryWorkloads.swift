@@ -28,8 +28,51 @@ struct HistoryWorkloads {
         }
         let reads = generator.indices(count: scale.asOfReadCount, below: records.count)
         let context = Context(records: records, values: values, updates: updates, reads: reads)
-        try continuingAfterFailure { try runRetention(runner, context, retained: scale.retainedRootCount) }
+        for retained in Set([scale.retainedRootCount, 100, 1_000]).sorted() {
+            try continuingAfterFailure { try runRetention(runner, context, retained: retained) }
+        }
         try continuingAfterFailure { try runRetention(runner, context, retained: nil) }
+        try continuingAfterFailure { try runSinglePuts(runner, context) }
+    }
+
+    /// Bytes a small single-put commit leaves in the file under limitless retention, for each
+    /// engine: file growth over `singlePutCount` commits of one 100-byte-ish update each.
+    private func runSinglePuts(_ runner: ComparisonRunner, _ context: Context) throws {
+        let chronoStore = try ChronoStoreHistorySubject(
+            path: scratch.file("history-puts.chrono"),
+            options: StoreOptions(
+                durability: sync == .durable ? .durable : .deferred, cacheByteCount: cacheByteCount, retention: .limitless))
+        let sqlite = try SQLiteHistorySubject(
+            path: scratch.file("history-puts.sqlite"), cacheByteCount: cacheByteCount, mode: sync, retainedVersionCount: nil)
+        defer {
+            try? chronoStore.close()
+            try? sqlite.close()
+            scratch.removeStore("history-puts.chrono")
+            scratch.removeStore("history-puts.sqlite")
+        }
+        try chronoStore.load(context.records, 0..<context.records.count)
+        try sqlite.load(context.records, 0..<context.records.count)
+        let count = scale.historyTransactionCount / 10
+        var generator = SeededGenerator(seed: seed &+ 3)
+        let puts = (0..<count).map { _ in generator.indices(count: 1, below: context.records.count) }
+        let chronoBefore = try chronoStore.fileByteCount()
+        let sqliteBefore = try sqlite.fileByteCount()
+        try runner.compare(
+            "history: \(count) transactions x 1 update, limitless", group: Self.group, operationCount: count, sync: sync,
+            chronoStore: { _ in
+                try chronoStore.commitUpdates(puts, keys: context.records, values: context.values)
+                return nil
+            },
+            sqlite: { _ in
+                try sqlite.commitUpdates(puts, keys: context.records, values: context.values)
+                return nil
+            })
+        try runner.recordSize(
+            SizeResult(
+                measurement: "bytes retained per single-put commit, limitless",
+                chronoStoreBytes: (try chronoStore.fileByteCount() - chronoBefore) / Int64(count),
+                sqliteBytes: (try sqlite.fileByteCount() - sqliteBefore) / Int64(count),
+                note: "file growth over \(count) commits of one update, divided by the commits; target: ChronoStore <= 1 KiB"))
     }
 
     private struct Context {
@@ -59,6 +102,8 @@ struct HistoryWorkloads {
         }
         try chronoStore.load(context.records, 0..<context.records.count)
         try sqlite.load(context.records, 0..<context.records.count)
+        let chronoLoaded = try chronoStore.fileByteCount()
+        let sqliteLoaded = try sqlite.fileByteCount()
 
         let label = retained.map { "last \($0) roots" } ?? "limitless"
         try runner.compare(
@@ -77,7 +122,15 @@ struct HistoryWorkloads {
                 measurement: "after history, \(label)", chronoStoreBytes: chronoStore.fileByteCount(),
                 sqliteBytes: sqlite.fileByteCount(),
                 note: "\(try chronoStore.retainedVersionCount()) ChronoStore roots retained, "
-                    + "\(try sqlite.retainedVersionCount()) SQLite versions"))
+                    + "\(try sqlite.retainedVersionCount()) SQLite versions",
+                targetRatio: retained == nil ? 2 : 1.5))
+        let kept = Int64(min(retained ?? context.updates.count, context.updates.count))
+        try runner.recordSize(
+            SizeResult(
+                measurement: "bytes per retained transaction, \(label)",
+                chronoStoreBytes: (try chronoStore.fileByteCount() - chronoLoaded) / kept,
+                sqliteBytes: (try sqlite.fileByteCount() - sqliteLoaded) / kept,
+                note: "file growth since the load, divided by the \(kept) transactions history keeps"))
         if retained != nil {
             try runner.compare(
                 "compaction after history, \(label) (compact vs VACUUM)", group: Self.group, operationCount: 1,
@@ -112,6 +165,12 @@ struct HistoryWorkloads {
             operationCount: context.reads.count, runs: scale.repetitions,
             chronoStore: { _ in try chronoStore.readAsOf(rootsBack: distance, context.records, context.reads) },
             sqlite: { _ in try sqlite.readAsOf(rootsBack: distance, context.records, context.reads) })
+        let deep = context.updates.count * 9 / 10
+        try runner.compare(
+            "as-of reads (\(context.reads.count), \(deep) roots back: deep, packed)", group: Self.group,
+            operationCount: context.reads.count, runs: scale.repetitions,
+            chronoStore: { _ in try chronoStore.readAsOf(rootsBack: deep, context.records, context.reads) },
+            sqlite: { _ in try sqlite.readAsOf(rootsBack: deep, context.records, context.reads) })
         try runner.compare(
             "reads at head (\(context.reads.count), same store)", group: Self.group,
             operationCount: context.reads.count, runs: scale.repetitions,

@@ -13,11 +13,15 @@ struct PackReader {
     let pageCount: UInt64
     /// Reads the index's own pages (never packed).
     let indexReader: SnapshotReader
+    /// Look in the index before reading the slot (a reader of an old root, whose pages are
+    /// likely packed); otherwise the slot is read first (the head's pages are hot).
+    let prefersPacks: Bool
 
     /// Longest chain of deltas a rebuild follows (the packer keeps chains far shorter).
     static let chainLimit = 256
 
-    init(pageFile: PageFile, index: PageReference, pageCount: UInt64) {
+    init(pageFile: PageFile, index: PageReference, pageCount: UInt64, prefersPacks: Bool = false) {
+        self.prefersPacks = prefersPacks
         self.pageFile = pageFile
         self.index = BTree(root: index, owner: .system)
         self.pageCount = pageCount
@@ -28,6 +32,9 @@ struct PackReader {
     /// from its pack entry.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
         if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
+        if prefersPacks, pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) {
+            return try checked(page, reference: reference, kind: kind)
+        }
         do {
             return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached)
         } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
@@ -61,18 +68,16 @@ struct PackReader {
         guard let found = try entry(reference) else { return nil }
         let base = found.entry.base.isNone ? nil : try basePage(found.entry.base, depth: depth)
         let page = try decode(found.entry, base: base, reference: reference)
-        pageFile.rebuiltCache.insert(page)
+        // Only the page asked for is kept: the versions on the way are rarely read themselves.
+        if depth == 0 { pageFile.rebuiltCache.insert(page) }
         return page
     }
 
     private func basePage(_ base: PageReference, depth: Int) throws -> PageBuffer {
         if let page = pageFile.cache.page(base) ?? pageFile.rebuiltCache.page(base) { return page }
-        do {
-            return try pageFile.read(base, kind: nil, pageCount: pageCount, cached: true)
-        } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
-            guard let page = try rebuild(base, depth: depth + 1) else { throw error }
-            return page
-        }
+        // A base is usually packed itself by the time its dependants are read: index first.
+        if let page = try rebuild(base, depth: depth + 1) { return page }
+        return try pageFile.read(base, kind: nil, pageCount: pageCount, cached: true)
     }
 
     /// Applies the entry's delta to its base (or to nothing, for a keyframe) and verifies the

@@ -8,7 +8,7 @@ package final class PageFile: @unchecked Sendable {
     package let pageSize: Int
     package let cache: PageCache
     /// Old page versions rebuilt from packed history, by (page, birth).
-    package let rebuiltCache = PageCache(pageCapacity: 1024)
+    package let rebuiltCache = PageCache(pageCapacity: 4096)
     private let sizeLock = Lock()
     /// A length the file is known to have reached (guarded by `sizeLock`).
     private var knownByteCount: UInt64 = 0

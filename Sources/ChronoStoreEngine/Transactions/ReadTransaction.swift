@@ -15,7 +15,10 @@ package final class ReadTransaction: CollectionReadingBase {
     init(store: Store, snapshot: StoreSnapshot) {
         self.store = store
         self.snapshot = snapshot
-        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packIndex: snapshot.state.packs.index)
+        // An older root's pages are likely packed: look in the pack index before the slot.
+        self.treeReader = SnapshotReader(
+            pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packIndex: snapshot.state.packs.index,
+            prefersPacks: snapshot.head.transaction != snapshot.state.head.birth)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }
 

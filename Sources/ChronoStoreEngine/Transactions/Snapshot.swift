@@ -61,11 +61,15 @@ final class SnapshotReader: TreeReading {
     /// Rebuilds pages packing moved out of their slots; nil when the state has no pack index.
     let packs: PackReader?
 
-    init(pageFile: PageFile, pageCount: UInt64, packIndex: PageReference = .none, recorder: PageRecorder? = nil) {
+    init(
+        pageFile: PageFile, pageCount: UInt64, packIndex: PageReference = .none, prefersPacks: Bool = false,
+        recorder: PageRecorder? = nil
+    ) {
         self.pageFile = pageFile
         self.pageCount = pageCount
         self.recorder = recorder
-        self.packs = packIndex.isNone ? nil : PackReader(pageFile: pageFile, index: packIndex, pageCount: pageCount)
+        self.packs = packIndex.isNone
+            ? nil : PackReader(pageFile: pageFile, index: packIndex, pageCount: pageCount, prefersPacks: prefersPacks)
     }
 
     /// Any page, verified and not cached (recovery's checks).
