@@ -46,7 +46,9 @@ struct CreateAndInfoTests {
         try workspace.put("notes", "b", "2")
         let head = try workspace.put("tags", "x", "true")
         let info = try workspace.expectSuccess(["info", workspace.store, "--json"]).object()
-        #expect(info["formatVersion"] as? Int == 1)
+        #expect(info["formatVersion"] as? Int == 2)
+        #expect(info["packedBytes"] as? Int == 0)
+        #expect((info["hotBytes"] as? Int ?? 0) > 0)
         #expect(info["pageSize"] as? Int == 4096)
         let fileBytes = try #require(info["fileBytes"] as? Int)
         #expect(fileBytes == (try workspace.storeBytes().count))
@@ -59,7 +61,8 @@ struct CreateAndInfoTests {
         #expect(collections.map { $0["name"] as? String } == ["notes", "tags"])
         #expect(collections.map { $0["count"] as? Int } == [2, 1])
         let text = try workspace.expectSuccess(["info", workspace.store]).stdout
-        #expect(text.contains("format version   1"))
+        #expect(text.contains("format version   2"))
+        #expect(text.contains("packed bytes     0 (0 old page versions in 0 pack pages)"))
         #expect(text.contains("head             root \(head)"))
     }
 }

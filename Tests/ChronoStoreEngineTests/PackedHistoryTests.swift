@@ -39,6 +39,22 @@ struct PackedHistoryTests {
         #expect(packedSomething, "no run packed a page")
     }
 
+    /// Regression: a commit whose only pack-index edit removed a hot page's chain length left the
+    /// state naming the index's old root page, which it had released (found by the spec reader's
+    /// author with seed 17178095762317017655: clear history, commit, clear again).
+    @Test func aCommitThatOnlyDropsChainLengthsPublishesTheEditedPackIndex() throws {
+        let simulator = CrashSimulator(durability: .deferred, retention: .lastRoots(6), packing: eagerPacking)
+        let workload = RandomWorkload(seed: 11_630_154_871_082_978_280, stepCount: 40)
+        let record = WorkloadRecord()
+        var failure: String?
+        _ = try simulator.run(crashAfter: nil) { store, file in
+            try workload.run(on: store, file: file, record: record) { store in
+                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+            }
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
     @Test func packingKeepsTheFileAFractionOfWholePageHistory() throws {
         let directory = try TemporaryDirectory()
         func fileSize(packing: HistoryPacking) throws -> (bytes: UInt64, packed: UInt64, packPages: UInt64, free: UInt64) {

@@ -136,9 +136,9 @@ package struct PackEntry: Equatable, Sendable {
     }
 
     package func encodedByteCount(birth: TransactionID) -> Int {
-        var bytes: [UInt8] = []
-        encode(birth: birth, into: &bytes)
-        return bytes.count
+        var count = Varint.size(base.page.rawValue) + 4 + Varint.size(UInt64(delta.count)) + delta.count
+        if !base.isNone { count += Varint.size(base.birth.rawValue &- birth.rawValue) }
+        return count
     }
 
     /// Reads the entry at `offset` of a pack page's bytes, for the page (`page`, `birth`).
@@ -150,21 +150,35 @@ package struct PackEntry: Equatable, Sendable {
         guard offset >= PackPage.entriesOffset, offset < end, end <= bytes.count else {
             throw StoreError.malformedPage(page: packPage, reason: "pack entry offset \(offset) is outside the page's entries")
         }
-        var slice = Array(bytes[offset..<end])[...]
+        // Parse the fields in place; only the delta is copied.
+        var position = offset
         func fail(_ reason: String) -> StoreError { .malformedPage(page: packPage, reason: "pack entry at \(offset): \(reason)") }
-        guard let basePage = Varint.take(&slice) else { throw fail("truncated base") }
+        func varint() -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while position < end {
+                let byte = bytes[position]
+                position += 1
+                guard shift < 64, shift < 63 || byte <= 1 else { return nil }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
+            return nil
+        }
+        guard let basePage = varint() else { throw fail("truncated base") }
         var base = PageReference.none
         if basePage != 0 {
-            guard let distance = Varint.take(&slice), distance > 0 else { throw fail("bad base birth") }
+            guard let distance = varint(), distance > 0 else { throw fail("bad base birth") }
             let (baseBirth, overflow) = birth.rawValue.addingReportingOverflow(distance)
             guard !overflow else { throw fail("bad base birth") }
             base = PageReference(page: PageID(basePage), birth: TransactionID(baseBirth))
         }
-        guard slice.count >= 4 else { throw fail("truncated checksum") }
-        let checksum = slice.prefix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        slice = slice.dropFirst(4)
-        guard let length = Varint.take(&slice), length <= UInt64(slice.count) else { throw fail("delta runs past the page") }
-        return PackEntry(base: base, checksum: checksum, delta: Array(slice.prefix(Int(length))))
+        guard end - position >= 4 else { throw fail("truncated checksum") }
+        let checksum: UInt32 = bytes.loadLittleEndian(at: position)
+        position += 4
+        guard let length = varint(), length <= UInt64(end - position) else { throw fail("delta runs past the page") }
+        return PackEntry(base: base, checksum: checksum, delta: Array(bytes[position..<(position + Int(length))]))
     }
 }
 
@@ -183,6 +197,10 @@ package enum PackPage {
 
 /// Unsigned LEB128 integers of up to 64 bits (at most 10 bytes).
 enum Varint {
+    static func size(_ value: UInt64) -> Int {
+        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
+    }
+
     static func append(_ value: UInt64, to bytes: inout [UInt8]) {
         var rest = value
         while rest >= 0x80 {

@@ -79,6 +79,8 @@ extension WriteTransaction {
     /// room), their index entries, chain lengths, and the directory; frees pack pages whose last
     /// entry went. Runs before the free tree settles.
     func finishPacking() throws {
+        // Freeing alone (a hot page's run dropped) may have edited the index.
+        defer { packWork.counters.index = packWork.tree.root }
         guard !packWork.pending.isEmpty || !packWork.lost.isEmpty || !packWork.runs.isEmpty else { return }
         try writePendingEntries()
         for (reference, run) in packWork.runs where run > 0 && packWork.pending[reference] == nil {

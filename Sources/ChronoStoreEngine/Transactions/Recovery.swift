@@ -153,6 +153,7 @@ enum Recovery {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
             try validateMergedLists(record, reader: reader)
+            try validatePackPages(record, reader: reader)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
             // Decoding guarantees each previous state is strictly older, so this walk ends.
             next = record.previous
@@ -174,6 +175,25 @@ enum Recovery {
                 where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
                     _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
                 }
+            }
+        }
+    }
+
+    /// Pack pages written by this transaction are named by directory entries in pack index
+    /// leaves it wrote; read (and so verify) each of them.
+    private static func validatePackPages(_ state: StateRecord, reader: SnapshotReader) throws {
+        var leaves: [PageReference] = []
+        try TreePages.forEach(in: state.packs.index, reader: reader, bornIn: state.transaction) { page, kind in
+            if kind == .leaf { leaves.append(page) }
+        }
+        for leaf in leaves {
+            guard case .leafPage(let view) = try reader.node(leaf) else { continue }
+            for index in 0..<view.count {
+                guard let packPage = PackIndex.packPage(ofDirectoryKey: Array(view.key(at: index))),
+                    case .directory(let birth, _, _) = try PackIndex.decode(view.value(at: index), page: leaf.page),
+                    birth == state.transaction
+                else { continue }
+                _ = try reader.checkedPage(PageReference(page: packPage, birth: birth), kind: .pack)
             }
         }
     }

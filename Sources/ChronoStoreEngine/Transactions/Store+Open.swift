@@ -140,7 +140,7 @@ extension Store {
     }
 
     private static func readPreamble(_ file: any StoreFile, path: String, options: StoreOptions) throws -> FilePreamble {
-        var bytes = [UInt8](repeating: 0, count: FilePreamble.copyOffset + FilePreamble.byteCount)
+        var bytes = [UInt8](repeating: 0, count: FilePreamble.byteCount)
         let complete: Bool
         do {
             complete = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
@@ -153,6 +153,15 @@ extension Store {
                 throw StoreError.truncatedStore(path: path, byteCount: size, expectedAtLeast: UInt64(PageSize.minimum))
             }
             throw StoreError.notAStore(path: path)
+        }
+        // Room for the copy an interrupted format upgrade leaves at offset 1536.
+        if size >= UInt64(FilePreamble.copyOffset + FilePreamble.byteCount) {
+            bytes = [UInt8](repeating: 0, count: FilePreamble.copyOffset + FilePreamble.byteCount)
+            do {
+                _ = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
+            } catch let error as IOError {
+                throw StoreError.io(error)
+            }
         }
         let preamble = try bytes.withUnsafeBytes { try FilePreamble.decodeWithCopy($0, path: path) }
         if let requested = options.pageSize, requested != preamble.pageSize {
