@@ -41,19 +41,15 @@ extension FileFormatSpecTests {
     }
 
     /// Every packed page rebuilds from its pack entry; where its slot still holds it, the bytes
-    /// are the slot's. Returns the references whose slot no longer holds them.
-    static func expectEveryPackedPageRebuilds(_ spec: SpecReader) throws -> [SpecReference] {
+    /// are the slot's. Returns the rebuilt pages and whether each slot was reused since.
+    static func expectEveryPackedPageRebuilds(_ spec: SpecReader) throws -> [(SpecReference, page: [UInt8], reused: Bool)] {
         let rebuilt = try spec.rebuildEveryPackedPage()
         #expect(UInt64(rebuilt.count) == spec.state.packedPages)
-        var reused: [SpecReference] = []
-        for (reference, page) in rebuilt {
-            if let slot = try? spec.slotPage(reference, kinds: nil) {
-                #expect(slot == page, "page \(reference.page) born \(reference.birth)")
-            } else {
-                reused.append(reference)
-            }
+        return rebuilt.map { reference, page in
+            guard let slot = try? spec.slotPage(reference, kinds: nil) else { return (reference, page, true) }
+            #expect(slot == page, "page \(reference.page) born \(reference.birth)")
+            return (reference, page, false)
         }
-        return reused
     }
 
     @Test func theVersion2FixtureReadsTheSameThroughTheSpecAndTheEngine() throws {
@@ -82,20 +78,18 @@ extension FileFormatSpecTests {
         try Self.writePackedStore(at: path, pageSize: pageSize)
         try Self.expectAgreement(path, pageSize: pageSize)
         let spec = try SpecReader(path: path)
-        let reused = try Self.expectEveryPackedPageRebuilds(spec)
+        let rebuilt = try Self.expectEveryPackedPageRebuilds(spec)
         // What the file holds covers the format: keyframes, deltas, deltas against packed bases,
         // packed leaf, branch and root pages, and slots reused since their page was packed.
-        let packed = try spec.packIndexEntries.compactMap { key, value -> (SpecReference, SpecPackEntry)? in
-            guard let reference = try SpecReader.parseKey(key), case .packed = try SpecReader.parseValue(value, key: reference) else { return nil }
-            return (reference, try spec.packEntry(reference))
-        }
-        let keyframes = packed.filter { $0.1.base.isNone }.count
-        let chained = try packed.filter { try !$0.1.base.isNone && spec.packValue($0.1.base).map { if case .packed = $0 { true } else { false } } == true }.count
-        let kinds = Set(try packed.map { try spec.packedPage($0.0, kinds: nil)[4] })
-        print("\(pageSize): \(packed.count) packed, \(keyframes) keyframes, \(chained) on packed bases, kinds \(kinds.sorted()), \(reused.count) slots reused, \(spec.state.packPages) pack pages")
-        #expect(keyframes > 0 && chained > 0 && keyframes < packed.count)
+        let bases = try rebuilt.map { try spec.packEntry($0.0).base }
+        let keyframes = bases.filter(\.isNone).count
+        let chained = try bases.filter { try !$0.isNone && spec.packValue($0).map { if case .packed = $0 { true } else { false } } == true }
+        let kinds = Set(rebuilt.map { $0.page[4] })
+        let reused = rebuilt.filter(\.reused).count
+        print("\(pageSize): \(rebuilt.count) packed, \(keyframes) keyframes, \(chained.count) on packed bases, kinds \(kinds.sorted()), \(reused) slots reused, \(spec.state.packPages) pack pages")
+        #expect(keyframes > 0 && !chained.isEmpty && keyframes < rebuilt.count)
         #expect(kinds == [1, 2, 5])
-        #expect(!reused.isEmpty, "some packed pages must be read through their pack entry alone")
+        #expect(reused > 0, "some packed pages must be read through their pack entry alone")
     }
 
     /// Copies a freshly written packed store and returns its path and a packed leaf whose slot
@@ -112,7 +106,7 @@ extension FileFormatSpecTests {
         return (path, reference)
     }
 
-    @Test(arguments: ["checksum", "delta"])
+    @Test(arguments: ["checksum", "delta", "length"])
     func aDamagedPackEntryIsReportedAsDamageNotReadAsData(field: String) throws {
         let directory = try TemporaryDirectory()
         let (path, reference) = try Self.packedStoreWithAPackedLeaf(in: directory)
@@ -120,17 +114,24 @@ extension FileFormatSpecTests {
         #expect(try before.page(reference, kinds: [1])[4] == 1, "the leaf reads through its pack entry")
         guard case .packed(let packPage, _, let offset)? = try before.packValue(reference) else { throw SpecViolation("not packed") }
         let entry = try before.packEntry(reference)
-        // Flip one bit of the stored checksum or of the delta's last byte, then reseal the pack
-        // page so only the entry is wrong.
+        // Flip one bit of the stored checksum or of the delta's last byte, or shorten the delta
+        // by one byte, then reseal the pack page so only the entry is wrong.
         let pack = Int(packPage) * 4096
-        let flipped = pack + (field == "checksum" ? entry.checksumOffset : offset + entry.byteCount - 1)
         var image = try RawFile.bytes(path)
-        image[flipped] ^= 0x10
+        switch field {
+        case "checksum": image[pack + entry.checksumOffset] ^= 0x10
+        case "delta": image[pack + offset + entry.byteCount - 1] ^= 0x10
+        default:
+            try #require(image[pack + entry.checksumOffset + 4] & 0x7F != 0)
+            image[pack + entry.checksumOffset + 4] -= 1
+        }
         let checksum = SpecReader.crc32c(image[(pack + 4)..<(pack + 4096)])
         for index in 0..<4 { image[pack + index] = UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(index))) }
         try RawFile.write(path, image)
         let spec = try SpecReader(path: path)
-        #expect(throws: SpecViolation.self) { try spec.page(reference, kinds: [1]) }
+        let failure = #expect(throws: SpecViolation.self) { try spec.page(reference, kinds: [1]) }
+        let expected = field == "checksum" ? "checksum of page \(reference.page)" : field == "length" ? "packed:" : ""
+        #expect(failure?.description.hasPrefix(expected) == true, "\(failure?.description ?? "")")
         #expect(throws: SpecViolation.self) { try spec.packedPage(reference, kinds: nil) }
         let store = try Store.open(at: path)
         defer { try? store.close() }
@@ -160,7 +161,9 @@ extension FileFormatSpecTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("fresh.chrono")
         try Store.create(at: path).close()
-        #expect(try SpecReader(path: path).formatVersion == 2)
+        let spec = try SpecReader(path: path)
+        #expect(spec.formatVersion == 2 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
+        #expect(spec.state.packedPages == 0 && spec.state.packedBytes == 0 && spec.state.packPages == 0)
         #expect(try RawFile.bytes(path)[1536..<1600].allSatisfy { $0 == 0 })
         try RawFile.flipByte(in: path, at: 20)
         #expect(throws: SpecViolation.self) { try SpecReader(path: path) }

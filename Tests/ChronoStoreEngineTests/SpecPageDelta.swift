@@ -72,7 +72,8 @@ struct SpecPageDelta {
             let from = try baseRange(t + shift, byteCount: written, operation: start)
             for word in 0..<length {
                 let sum = (UInt16(base[from + 2 * word]) | UInt16(base[from + 2 * word + 1]) << 8) &+ addend
-                target += [UInt8(truncatingIfNeeded: sum), UInt8(truncatingIfNeeded: sum >> 8)]
+                target.append(UInt8(truncatingIfNeeded: sum))
+                target.append(UInt8(truncatingIfNeeded: sum >> 8))
             }
         }
     }

@@ -123,22 +123,52 @@ extension SpecReader {
         guard case .packed(let packPage, let packBirth, let offset)? = try packValue(reference) else {
             throw SpecViolation("page \(reference.page) born \(reference.birth) is not packed")
         }
-        let pack = try slotPage(SpecReference(page: packPage, birth: packBirth), kinds: [8])
+        let (pack, end) = try self.packPage(SpecReference(page: packPage, birth: packBirth))
+        return try Self.parseEntry(pack, at: offset, end: end, birth: reference.birth)
+    }
+
+    /// A pack page (kind 8) and its used end e: 32 ≤ e ≤ page size, and zero from e on.
+    func packPage(_ reference: SpecReference) throws -> (page: [UInt8], end: Int) {
+        let pack = try slotPage(reference, kinds: [8])
         let end = Int(Self.u16(pack, 24))
-        guard (32...pageSize).contains(end) else { throw SpecViolation("pack page \(packPage) ends at \(end)") }
-        guard pack[end...].allSatisfy({ $0 == 0 }) else { throw SpecViolation("pack page \(packPage) has bytes past its end") }
-        guard (32..<end).contains(offset) else { throw SpecViolation("pack entry at \(offset) outside pack page \(packPage)") }
+        guard (32...pageSize).contains(end) else { throw SpecViolation("pack page \(reference.page) ends at \(end)") }
+        guard pack.withUnsafeBufferPointer({ $0[end...].allSatisfy { $0 == 0 } }) else {
+            throw SpecViolation("pack page \(reference.page) has bytes past its end")
+        }
+        return (pack, end)
+    }
+
+    /// The entry at `offset` of a pack page whose used bytes end at `end`, for a packed page
+    /// born in `birth`: base page, base birth − birth (not for a keyframe), checksum, delta.
+    static func parseEntry(_ pack: [UInt8], at offset: Int, end: Int, birth: UInt64) throws -> SpecPackEntry {
+        guard (32..<end).contains(offset) else { throw SpecViolation("pack entry at \(offset), used bytes end at \(end)") }
         var position = offset
-        var base = SpecReference(page: try Self.varint64(pack, &position, end: end), birth: 0)
-        if !base.isNone { base.birth = try Self.later(reference.birth, by: try Self.varint64(pack, &position, end: end)) }
-        guard end - position >= 4 else { throw SpecViolation("pack entry of page \(reference.page) is truncated") }
+        var base = SpecReference(page: try varint64(pack, &position, end: end), birth: 0)
+        if !base.isNone { base.birth = try later(birth, by: try varint64(pack, &position, end: end)) }
+        guard end - position >= 4 else { throw SpecViolation("pack entry at \(offset) is truncated") }
         let checksumOffset = position
-        let checksum = Self.u32(pack, position)
         position += 4
-        let length = try Self.varint64(pack, &position, end: end)
-        guard length <= UInt64(end - position) else { throw SpecViolation("pack entry of page \(reference.page) runs past \(end)") }
-        let delta = Array(pack[position..<(position + Int(length))])
-        return SpecPackEntry(base: base, checksum: checksum, checksumOffset: checksumOffset, delta: delta, byteCount: position + Int(length) - offset)
+        let length = try varint64(pack, &position, end: end)
+        guard length <= UInt64(end - position) else { throw SpecViolation("pack entry at \(offset) runs past \(end)") }
+        return SpecPackEntry(
+            base: base, checksum: u32(pack, checksumOffset), checksumOffset: checksumOffset,
+            delta: Array(pack[position..<(position + Int(length))]), byteCount: position + Int(length) - offset)
+    }
+
+    /// The offsets of the entries a pack page holds back to back from 32 to its used end; their
+    /// number must be the page's entry count.
+    func packPageEntryOffsets(_ reference: SpecReference) throws -> [Int] {
+        let (pack, end) = try packPage(reference)
+        var offsets: [Int] = []
+        var offset = 32
+        while offset < end {
+            offsets.append(offset)
+            offset += try Self.parseEntry(pack, at: offset, end: end, birth: 0).byteCount
+        }
+        guard offsets.count == Self.count(pack) else {
+            throw SpecViolation("pack page \(reference.page) holds \(offsets.count) entries, its count says \(Self.count(pack))")
+        }
+        return offsets
     }
 
     /// Rebuilds a packed page from its entry: the base resolved (following packed bases), bytes
@@ -176,10 +206,12 @@ extension SpecReader {
         var summary = SpecPackSummary()
         var live: [UInt64: (birth: UInt64, entries: UInt64, bytes: UInt64)] = [:]
         var directory: [UInt64: (birth: UInt64, entries: UInt64, bytes: UInt64)] = [:]
+        var offsets: [UInt64: Set<Int>] = [:]  // pack page → where its live entries start
         for (key, value) in packIndexEntries {
             let reference = try Self.parseKey(key)
             switch try Self.parseValue(value, key: reference) {
-            case .packed(let packPage, let packBirth, _):
+            case .packed(let packPage, let packBirth, let offset):
+                offsets[packPage, default: []].insert(offset)
                 let size = UInt64(try packEntry(reference!).byteCount)
                 summary.packedPages += 1
                 summary.packedBytes += size
@@ -196,6 +228,10 @@ extension SpecReader {
         guard live.keys.sorted() == directory.keys.sorted(),
             live.allSatisfy({ page, counted in directory[page].map { $0 == counted } ?? false })
         else { throw SpecViolation("pack directory \(directory) disagrees with the live entries \(live)") }
+        for (page, named) in offsets {
+            let stored = Set(try packPageEntryOffsets(SpecReference(page: page, birth: live[page]!.birth)))
+            guard named.isSubset(of: stored) else { throw SpecViolation("pack page \(page): entries at \(named.subtracting(stored).sorted())") }
+        }
         let stated = SpecPackSummary(packedPages: state.packedPages, packedBytes: state.packedBytes, packPages: state.packPages)
         guard stated == summary else { throw SpecViolation("state counts \(stated), pack index \(summary)") }
         return summary

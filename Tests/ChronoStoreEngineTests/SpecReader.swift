@@ -289,7 +289,11 @@ struct SpecReader {
     /// CRC-32C: reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF.
     static func crc32c(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        table.withUnsafeBufferPointer { table in
+            bytes.withUnsafeBufferPointer { bytes in
+                for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
+        }
         return crc ^ 0xFFFF_FFFF
     }
 
