@@ -12,12 +12,18 @@ extension FileFormatSpecTests {
         #expect(try SpecPageDelta.decode(delta, base: base, targetLength: 16) == target)
     }
 
+    /// Every rule of the spec's table, in the spec's order of checks and with its offsets, holds
+    /// for the spec reader's decoder and for the engine's alike.
     @Test func theSpecDeltaDecoderEnforcesEveryRuleTheSpecLists() throws {
         let base = [UInt8](0..<16)
         let cases: [([UInt8], SpecDeltaError)] = [
             ([], .truncated(offset: 0)),
             ([0x01, 0x10, 0x10, 0x09, 0xAA], .truncated(offset: 4)),  // insert of 2 bytes, 1 left
             ([0x01, 0x10, 0x10, 0x00, 0x80], .truncated(offset: 5)),  // a varint's missing byte
+            ([0x01, 0x80], .truncated(offset: 2)),
+            ([0x01, 0x10, 0x10, 0x23, 0x00, 0x00], .truncated(offset: 5)),  // the addend's start
+            ([0x01, 0x10, 0x10, 0x44, 0x80, 0x80, 0x80, 0x80, 0x10], .overrunsTarget(offset: 3)),  // before the shift
+            ([0x01, 0x10, 0x10, 0x04, 0x80, 0x80, 0x80, 0x80, 0x10], .varintOutOfRange(offset: 4)),
             ([0x01, 0x10, 0x10, 0x46], .overrunsTarget(offset: 3)),  // fill of 17: before its byte
             ([0x02, 0x10, 0x10], .unsupportedVersion),
             ([0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], .varintOutOfRange(offset: 1)),  // a 6th byte
@@ -34,6 +40,9 @@ extension FileFormatSpecTests {
         ]
         for (delta, error) in cases {
             #expect(throws: error, "\(delta)") { try SpecPageDelta.decode(delta, base: base, targetLength: 16) }
+            #expect(throws: error, "engine: \(delta)") {
+                do { _ = try PageDelta.decode(delta, base: base, targetLength: 16) } catch let error as PageDeltaError { throw Self.specError(error) }
+            }
         }
         // A varint length (L = 0) is accepted for any length, and a keyframe has no base.
         #expect(try SpecPageDelta.decode([0x01, 0x10, 0x00, 0x02, 0x10, 0x07], base: [], targetLength: 16) == [UInt8](repeating: 7, count: 16))

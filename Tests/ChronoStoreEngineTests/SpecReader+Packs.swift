@@ -207,8 +207,13 @@ extension SpecReader {
         var live: [UInt64: (birth: UInt64, entries: UInt64, bytes: UInt64)] = [:]
         var directory: [UInt64: (birth: UInt64, entries: UInt64, bytes: UInt64)] = [:]
         var offsets: [UInt64: Set<Int>] = [:]  // pack page → where its live entries start
+        var previous: SpecReference?
         for (key, value) in packIndexEntries {
             let reference = try Self.parseKey(key)
+            if let reference, let last = previous, (last.page, last.birth) >= (reference.page, reference.birth) {
+                throw SpecViolation("page keys out of numeric order at page \(reference.page)")
+            }
+            previous = reference ?? previous
             switch try Self.parseValue(value, key: reference) {
             case .packed(let packPage, let packBirth, let offset):
                 offsets[packPage, default: []].insert(offset)
