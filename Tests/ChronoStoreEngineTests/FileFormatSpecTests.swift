@@ -54,6 +54,9 @@ struct FileFormatSpecTests {
         try Self.expectAgreement(directory.file("v1.chrono"), pageSize: 4096, version: 1)
         let spec = try SpecReader(path: directory.file("v1.chrono"))
         #expect(try spec.collections(of: spec.root(spec.state.head))["blobs"]?.first?.1 == FormatFixture.largeValue)
+        // A version 1 state's bytes 200 ..< 256 are zero: nothing packed.
+        #expect(spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
+        #expect(try spec.packSummary() == SpecPackSummary() && spec.state.packPages == 0)
     }
 
     @Test(arguments: [4096, 16384, 65536])
