@@ -9,12 +9,18 @@ import Testing
 @Suite("File format spec")
 struct FileFormatSpecTests {
     /// Reads `path` through the spec reader, opens it with the engine, and compares everything
-    /// both can see: contents of every retained root, history, time index, snapshots, state.
-    static func expectAgreement(_ path: String, pageSize: Int) throws {
+    /// both can see: contents of every retained root, history, time index, snapshots, state and
+    /// its packed-history fields (which must also be what the pack index holds).
+    static func expectAgreement(_ path: String, pageSize: Int, version: UInt32 = 2) throws {
         let spec = try SpecReader(path: path)
         let store = try Store.open(at: path)
         defer { try? store.close() }
-        #expect(spec.formatVersion == 1 && spec.pageSize == pageSize && store.pageSize == pageSize)
+        #expect(spec.formatVersion == version && spec.pageSize == pageSize && store.pageSize == pageSize)
+        let packs = try store.snapshot.state.packs
+        #expect(spec.state.packIndex == SpecReference(page: packs.index.page.rawValue, birth: packs.index.birth.rawValue))
+        #expect(spec.state.packCursor == packs.cursor.rawValue && spec.state.packDepth == packs.depth)
+        let summary = try spec.packSummary()
+        #expect(summary == SpecPackSummary(packedPages: packs.packedPages, packedBytes: packs.packedBytes, packPages: packs.packPages))
         let entries = try spec.history()
         let items = try store.history(allBranches: true).sorted { $0.id < $1.id }
         #expect(entries.map(\.root) == items.map(\.id.rawValue))
@@ -45,9 +51,12 @@ struct FileFormatSpecTests {
     @Test func theFixtureReadsTheSameThroughTheSpecAndTheEngine() throws {
         let directory = try TemporaryDirectory()
         try FileManager.default.copyItem(atPath: FormatFixture.store, toPath: directory.file("v1.chrono"))
-        try Self.expectAgreement(directory.file("v1.chrono"), pageSize: 4096)
+        try Self.expectAgreement(directory.file("v1.chrono"), pageSize: 4096, version: 1)
         let spec = try SpecReader(path: directory.file("v1.chrono"))
         #expect(try spec.collections(of: spec.root(spec.state.head))["blobs"]?.first?.1 == FormatFixture.largeValue)
+        // A version 1 state's bytes 200 ..< 256 are zero: nothing packed.
+        #expect(spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
+        #expect(try spec.packSummary() == SpecPackSummary() && spec.state.packPages == 0)
     }
 
     @Test(arguments: [4096, 16384, 65536])

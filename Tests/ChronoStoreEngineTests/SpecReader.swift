@@ -1,5 +1,5 @@
-// An independent reader of format version 1, written from Docs/FileFormat.md's tables alone: it
-// uses no engine type or constant, so a test comparing it with the engine catches spec drift.
+// An independent reader of format versions 1 and 2, written from Docs/FileFormat.md's tables alone:
+// it uses no engine type or constant, so a test comparing it with the engine catches spec drift.
 import Foundation
 
 /// A spec-level error: the bytes break a rule FileFormat.md states.
@@ -53,109 +53,158 @@ struct SpecState {
     var flags: UInt8
     var pruneCursor: UInt64
     var snapshots: SpecReference
+    var packIndex: SpecReference
+    var packCursor: UInt64
+    var packDepth: UInt64
+    var packedPages: UInt64
+    var packedBytes: UInt64
+    var packPages: UInt64
 }
 
 struct SpecReader {
     let image: [UInt8]
     let formatVersion: UInt32
     let pageSize: Int
+    /// Where the preamble was read: 0, or 1536 when offset 0 was torn by an upgrade.
+    let preambleOffset: Int
     let chosenSlot: Int
     let state: SpecState
+    /// The pack index, key bytes → value bytes (empty when nothing is packed).
+    private(set) var packIndex: [[UInt8]: [UInt8]] = [:]
+    /// The pack index's entries in key order.
+    private(set) var packIndexEntries: [([UInt8], [UInt8])] = []
+
+    static let magic: [UInt8] = [0x89, 0x43, 0x48, 0x52, 0x4E, 0x0D, 0x0A, 0x1A]
 
     init(path: String) throws {
         image = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        // Preamble: magic, version, page size, CRC-32C of bytes 0 ..< 60 at 60.
-        guard image.count >= 64, Array(image[0..<8]) == [0x89, 0x43, 0x48, 0x52, 0x4E, 0x0D, 0x0A, 0x1A] else {
-            throw SpecViolation("no magic")
+        // Preamble: magic, version, page size, CRC-32C of bytes 0 ..< 60 at 60. A torn preamble
+        // is replaced by the copy at 1536 when that is a valid preamble of version 2 or later.
+        guard image.count >= 1600 else { throw SpecViolation("shorter than 1,600 bytes") }
+        let image = image
+        func valid(_ offset: Int) -> Bool {
+            Array(image[offset..<(offset + 8)]) == Self.magic
+                && Self.crc32c(image[offset..<(offset + 60)]) == Self.u32(image, offset + 60)
         }
-        guard SpecReader.crc32c(image[0..<60]) == SpecReader.u32(image, 60) else { throw SpecViolation("preamble checksum") }
-        formatVersion = SpecReader.u32(image, 8)
-        pageSize = Int(SpecReader.u32(image, 12))
+        if valid(0) {
+            preambleOffset = 0
+        } else if valid(1536), Self.u32(image, 1536 + 8) >= 2 {
+            preambleOffset = 1536
+        } else {
+            throw SpecViolation("no valid preamble")
+        }
+        formatVersion = Self.u32(image, preambleOffset + 8)
+        guard formatVersion == 1 || formatVersion == 2 else { throw SpecViolation("format version \(formatVersion)") }
+        pageSize = Int(Self.u32(image, preambleOffset + 12))
+        guard pageSize.nonzeroBitCount == 1, (4096...65536).contains(pageSize) else { throw SpecViolation("page size \(pageSize)") }
         // Header slots at 512 and 1024: valid when the checksum matches and the state page is not
         // 0; the larger sequence number wins, slot 0 on a tie.
         var best: (slot: Int, sequence: UInt64, state: SpecReference)?
         for (slot, base) in [(0, 512), (1, 1024)] {
-            let sequence = SpecReader.u64(image, base)
-            let state = SpecReference(page: SpecReader.u64(image, base + 8), birth: SpecReader.u64(image, base + 16))
-            guard SpecReader.crc32c(image[base..<(base + 60)]) == SpecReader.u32(image, base + 60), !state.isNone else { continue }
+            let sequence = Self.u64(image, base)
+            let state = SpecReference(page: Self.u64(image, base + 8), birth: Self.u64(image, base + 16))
+            guard Self.crc32c(image[base..<(base + 60)]) == Self.u32(image, base + 60), !state.isNone else { continue }
             if best == nil || sequence > best!.sequence { best = (slot, sequence, state) }
         }
         guard let best else { throw SpecViolation("no valid header slot") }
         chosenSlot = best.slot
         // The state page is bounded by the file length; everything else by the state's mark.
         let fileMark = UInt64(image.count / pageSize)
-        let base = try SpecReader.checkedPage(image, pageSize: pageSize, best.state, kinds: [6], mark: fileMark)
-        let bytes = image
-        func reference(_ offset: Int) -> SpecReference {
-            SpecReference(page: SpecReader.u64(bytes, base + offset), birth: SpecReader.u64(bytes, base + offset + 8))
-        }
-        state = SpecState(
-            transaction: SpecReader.u64(image, base + 16), head: reference(48), historyIndex: reference(64),
-            pageCount: SpecReader.u64(image, base + 96), tail: SpecReader.u64(image, base + 104),
-            retainedRootCount: SpecReader.u64(image, base + 112), timeIndex: reference(144), retentionKind: image[base + 160],
-            retentionParameter: SpecReader.u64(image, base + 168), flags: image[base + 161],
-            pruneCursor: SpecReader.u64(image, base + 176), snapshots: reference(184))
+        let page = try Self.checkedPage(image, pageSize: pageSize, best.state, kinds: [6], mark: fileMark)
+        state = Self.state(page)
+        packIndexEntries = try treeEntries(state.packIndex, direct: true)
+        packIndex = Dictionary(packIndexEntries, uniquingKeysWith: { first, _ in first })
+    }
+
+    static func state(_ page: [UInt8]) -> SpecState {
+        func reference(_ offset: Int) -> SpecReference { SpecReference(page: u64(page, offset), birth: u64(page, offset + 8)) }
+        return SpecState(
+            transaction: u64(page, 16), head: reference(48), historyIndex: reference(64), pageCount: u64(page, 96),
+            tail: u64(page, 104), retainedRootCount: u64(page, 112), timeIndex: reference(144), retentionKind: page[160],
+            retentionParameter: u64(page, 168), flags: page[161], pruneCursor: u64(page, 176), snapshots: reference(184),
+            packIndex: reference(200), packCursor: u64(page, 216), packDepth: u64(page, 224), packedPages: u64(page, 232),
+            packedBytes: u64(page, 240), packPages: u64(page, 248))
     }
 
     // MARK: - Pages
 
-    /// The file offset of a page read through `reference`, after the checks of "Page references
-    /// and births": range, checksum, page number, kind (when named) and birth.
-    func page(_ reference: SpecReference, kinds: Set<UInt8>?) throws -> Int {
+    /// A page's bytes, resolved as "Packed history" says: the slot when it verifies with the
+    /// reference's birth, else the pack entry the pack index names, else the slot's failure.
+    /// `kinds` nil reads the kind unchecked; `links` counts the pack entries followed so far.
+    func page(_ reference: SpecReference, kinds: Set<UInt8>?, links: Int = 0) throws -> [UInt8] {
+        do {
+            return try slotPage(reference, kinds: kinds)
+        } catch let slotFailure {
+            guard case .packed? = try packValue(reference) else { throw slotFailure }
+            return try packedPage(reference, kinds: kinds, links: links)
+        }
+    }
+
+    /// A page read from its slot after the checks of "Page references and births": range,
+    /// checksum, page number, kind (when named) and birth.
+    func slotPage(_ reference: SpecReference, kinds: Set<UInt8>?) throws -> [UInt8] {
         try Self.checkedPage(image, pageSize: pageSize, reference, kinds: kinds, mark: state.pageCount)
     }
 
-    static func checkedPage(_ image: [UInt8], pageSize: Int, _ reference: SpecReference, kinds: Set<UInt8>?, mark: UInt64) throws -> Int {
-        guard reference.page >= 1, reference.page < mark, (Int(reference.page) + 1) * pageSize <= image.count else {
+    static func checkedPage(_ image: [UInt8], pageSize: Int, _ reference: SpecReference, kinds: Set<UInt8>?, mark: UInt64) throws -> [UInt8] {
+        guard reference.page >= 1, reference.page < mark, reference.page < UInt64(image.count / pageSize) else {
             throw SpecViolation("page \(reference.page) out of range")
         }
         let base = Int(reference.page) * pageSize
-        guard crc32c(image[(base + 4)..<(base + pageSize)]) == u32(image, base) else {
-            throw SpecViolation("checksum of page \(reference.page)")
-        }
-        guard u64(image, base + 8) == reference.page else { throw SpecViolation("identity of page \(reference.page)") }
-        if let kinds, !kinds.contains(image[base + 4]) { throw SpecViolation("kind \(image[base + 4]) of page \(reference.page)") }
-        guard u64(image, base + 16) == reference.birth else { throw SpecViolation("birth of page \(reference.page)") }
-        return base
+        let page = Array(image[base..<(base + pageSize)])
+        try check(page, reference, kinds: kinds)
+        return page
     }
 
-    func count(_ base: Int) -> Int { Int(Self.u16(image, base + 6)) }
-    func reference(at offset: Int) -> SpecReference { SpecReference(page: Self.u64(image, offset), birth: Self.u64(image, offset + 8)) }
+    /// The checks a page passes whether read from its slot or rebuilt from a pack entry.
+    static func check(_ page: [UInt8], _ reference: SpecReference, kinds: Set<UInt8>?) throws {
+        guard crc32c(page[4...]) == u32(page, 0) else { throw SpecViolation("checksum of page \(reference.page)") }
+        guard u64(page, 8) == reference.page else { throw SpecViolation("identity of page \(reference.page)") }
+        if let kinds, !kinds.contains(page[4]) { throw SpecViolation("kind \(page[4]) of page \(reference.page)") }
+        guard u64(page, 16) == reference.birth else { throw SpecViolation("birth of page \(reference.page)") }
+    }
+
+    static func count(_ page: [UInt8]) -> Int { Int(u16(page, 6)) }
+    static func reference(_ bytes: [UInt8], _ offset: Int) -> SpecReference {
+        SpecReference(page: u64(bytes, offset), birth: u64(bytes, offset + 8))
+    }
 
     // MARK: - Trees
 
-    /// Every (key, value) of a B+tree, in key order, with overflow values read whole.
-    func treeEntries(_ root: SpecReference) throws -> [([UInt8], [UInt8])] {
+    /// Every (key, value) of a B+tree, in key order, with overflow values read whole. `direct`
+    /// reads every page from its slot (the pack index's own pages are never packed).
+    func treeEntries(_ root: SpecReference, direct: Bool = false) throws -> [([UInt8], [UInt8])] {
         var result: [([UInt8], [UInt8])] = []
-        if !root.isNone { try collect(root, into: &result) }
+        if !root.isNone { try collect(root, direct: direct, into: &result) }
         for index in result.indices.dropFirst() where !Self.precedes(result[index - 1].0, result[index].0) {
             throw SpecViolation("keys out of order in the tree at page \(root.page)")
         }
         return result
     }
 
-    private func collect(_ node: SpecReference, into result: inout [([UInt8], [UInt8])]) throws {
-        let base = try page(node, kinds: [1, 2])  // a child may be a leaf (1) or a branch (2)
-        let n = count(base)
-        if image[base + 4] == 2 {
-            try collect(reference(at: base + 24), into: &result)
+    private func collect(_ node: SpecReference, direct: Bool, into result: inout [([UInt8], [UInt8])]) throws {
+        // A child may be a leaf (1) or a branch (2).
+        let page = direct ? try slotPage(node, kinds: [1, 2]) : try self.page(node, kinds: [1, 2])
+        let n = Self.count(page)
+        if page[4] == 2 {
+            try collect(Self.reference(page, 24), direct: direct, into: &result)
             for index in 0..<n {
-                let entry = base + Int(Self.u16(image, base + 40 + 2 * index))
-                let keyCount = Int(Self.u16(image, entry))
-                try collect(reference(at: entry + 2 + keyCount), into: &result)
+                let entry = Int(Self.u16(page, 40 + 2 * index))
+                let keyCount = Int(Self.u16(page, entry))
+                try collect(Self.reference(page, entry + 2 + keyCount), direct: direct, into: &result)
             }
             return
         }
         for index in 0..<n {
-            let entry = base + Int(Self.u16(image, base + 24 + 2 * index))
-            let keyCount = Int(Self.u16(image, entry))
-            let field = Self.u32(image, entry + 2)
-            let key = Array(image[(entry + 6)..<(entry + 6 + keyCount)])
+            let entry = Int(Self.u16(page, 24 + 2 * index))
+            let keyCount = Int(Self.u16(page, entry))
+            let field = Self.u32(page, entry + 2)
+            let key = Array(page[(entry + 6)..<(entry + 6 + keyCount)])
             if field & 0x8000_0000 == 0 {
-                result.append((key, Array(image[(entry + 6 + keyCount)..<(entry + 6 + keyCount + Int(field))])))
+                result.append((key, Array(page[(entry + 6 + keyCount)..<(entry + 6 + keyCount + Int(field))])))
             } else {
-                let index = reference(at: entry + 6 + keyCount)
-                result.append((key, try overflowValue(index, length: Self.u64(image, entry + 22 + keyCount))))
+                let index = Self.reference(page, entry + 6 + keyCount)
+                result.append((key, try overflowValue(index, length: Self.u64(page, entry + 22 + keyCount))))
             }
         }
     }
@@ -168,11 +217,11 @@ struct SpecReader {
         while !next.isNone {
             guard next.birth == first.birth else { throw SpecViolation("overflow index page \(next.page) has another birth") }
             let index = try page(next, kinds: [3])
-            for position in 0..<count(index) {
-                let data = try page(SpecReference(page: Self.u64(image, index + 40 + 8 * position), birth: first.birth), kinds: [4])
-                value += image[(data + 24)..<(data + 24 + count(data))]
+            for position in 0..<Self.count(index) {
+                let data = try page(SpecReference(page: Self.u64(index, 40 + 8 * position), birth: first.birth), kinds: [4])
+                value += data[24..<(24 + Self.count(data))]
             }
-            next = reference(at: index + 24)
+            next = Self.reference(index, 24)
         }
         guard UInt64(value.count) == length else { throw SpecViolation("overflow value of \(value.count) bytes, expected \(length)") }
         return value
@@ -181,13 +230,13 @@ struct SpecReader {
     // MARK: - What the trees hold
 
     func root(_ reference: SpecReference) throws -> SpecRoot {
-        let base = try page(reference, kinds: [5])
-        let labelCount = Int(Self.u16(image, base + 120))
+        let page = try page(reference, kinds: [5])
+        let labelCount = Int(Self.u16(page, 120))
         return SpecRoot(
-            id: Self.u64(image, base + 16), parent: self.reference(at: base + 24), time: Int64(bitPattern: Self.u64(image, base + 40)),
-            contentSource: Self.u64(image, base + 48), catalog: self.reference(at: base + 56), deadCount: Self.u64(image, base + 72),
-            introducedCount: Self.u64(image, base + 96),
-            label: labelCount == 0 ? nil : String(decoding: image[(base + 128)..<(base + 128 + labelCount)], as: UTF8.self))
+            id: Self.u64(page, 16), parent: Self.reference(page, 24), time: Int64(bitPattern: Self.u64(page, 40)),
+            contentSource: Self.u64(page, 48), catalog: Self.reference(page, 56), deadCount: Self.u64(page, 72),
+            introducedCount: Self.u64(page, 96),
+            label: labelCount == 0 ? nil : String(decoding: page[128..<(128 + labelCount)], as: UTF8.self))
     }
 
     /// Collections of a root: name → entries.
@@ -240,7 +289,11 @@ struct SpecReader {
     /// CRC-32C: reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF.
     static func crc32c(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        table.withUnsafeBufferPointer { table in
+            bytes.withUnsafeBufferPointer { bytes in
+                for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
+        }
         return crc ^ 0xFFFF_FFFF
     }
 
