@@ -53,6 +53,8 @@ struct SpecState {
     var flags: UInt8
     var pruneCursor: UInt64
     var snapshots: SpecReference
+    var headTimeline: SpecReference
+    var headTimelineCount: UInt64
 }
 
 struct SpecReader {
@@ -94,7 +96,8 @@ struct SpecReader {
             pageCount: SpecReader.u64(image, base + 96), tail: SpecReader.u64(image, base + 104),
             retainedRootCount: SpecReader.u64(image, base + 112), timeIndex: reference(144), retentionKind: image[base + 160],
             retentionParameter: SpecReader.u64(image, base + 168), flags: image[base + 161],
-            pruneCursor: SpecReader.u64(image, base + 176), snapshots: reference(184))
+            pruneCursor: SpecReader.u64(image, base + 176), snapshots: reference(184), headTimeline: reference(256),
+            headTimelineCount: SpecReader.u64(image, base + 272))
     }
 
     // MARK: - Pages
@@ -215,6 +218,22 @@ struct SpecReader {
     /// (commit time, root id) keys of the time index.
     func timeIndex() throws -> [(UInt64, UInt64)] {
         try treeEntries(state.timeIndex).map { key, _ in (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8)) }
+    }
+
+    /// (time of the change, transaction, root that became the head) records of the head timeline.
+    func headTimeline() throws -> [(UInt64, UInt64, UInt64)] {
+        try treeEntries(state.headTimeline).map { key, value in
+            guard key.count == 16, value.count == 8 else { throw SpecViolation("head timeline record size") }
+            return (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8), Self.u64(value, 0))
+        }
+    }
+
+    /// The root id a read as of `milliseconds` (before the present) reads, per "Head timeline":
+    /// nil when no record (or, without a timeline, no commit) is at or before it.
+    func headRoot(at milliseconds: Int64) throws -> UInt64? {
+        let time = UInt64(max(milliseconds, 0))
+        if state.headTimeline.isNone { return try timeIndex().last { $0.0 <= time }?.1 }
+        return try headTimeline().last { $0.0 <= time }?.2
     }
 
     /// (name, root id, time, record count), in name order.

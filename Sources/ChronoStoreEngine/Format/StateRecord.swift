@@ -26,7 +26,10 @@
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
 /// | 184 | 16 | snapshot tree root: name → (root id, time, record count) |
-/// | 200 | … | reserved (0) |
+/// | 200 | 56 | reserved (0) |
+/// | 256 | 16 | head timeline root: (time, transaction) → root that became the head |
+/// | 272 | 8 | head timeline record count |
+/// | 280 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -44,7 +47,9 @@ package struct StateRecord: Equatable, Sendable {
     static let retentionParameterOffset = flagsOffset + 7
     static let pruneCursorOffset = retentionParameterOffset + 8
     static let snapshotsOffset = pruneCursorOffset + 8
-    package static let byteCount = snapshotsOffset + PageReference.byteCount
+    static let headTimelineOffset = 256
+    static let headTimelineCountOffset = headTimelineOffset + PageReference.byteCount
+    package static let byteCount = headTimelineCountOffset + 8
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -64,6 +69,9 @@ package struct StateRecord: Equatable, Sendable {
     /// none (0), one that does not copies its predecessor's value, so stores hold 0.
     package var pruneCursor: TransactionID = .none
     package var snapshots: PageReference = .none
+    /// The head timeline (see `HeadTimeline`); none until the head first changes.
+    package var headTimeline: PageReference = .none
+    package var headTimelineCount: UInt64 = 0
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -99,6 +107,8 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
         bytes.storeReference(snapshots, at: Self.snapshotsOffset)
+        bytes.storeReference(headTimeline, at: Self.headTimelineOffset)
+        bytes.storeLittleEndian(headTimelineCount, at: Self.headTimelineCountOffset)
     }
 
     /// Decodes a verified state page.
@@ -123,6 +133,8 @@ package struct StateRecord: Equatable, Sendable {
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
+        record.headTimeline = bytes.loadReference(at: headTimelineOffset)
+        record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
         guard !record.head.isNone, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
         }
@@ -140,6 +152,9 @@ package struct StateRecord: Equatable, Sendable {
     private func checkCounts(pageSize: Int, page: PageID) throws {
         guard pageCount >= 2, pageCount <= UInt64(Int.max) / UInt64(pageSize) else {
             throw StoreError.malformedPage(page: page, reason: "page count \(pageCount) is impossible")
+        }
+        guard headTimelineCount <= UInt64(Int.max) else {
+            throw StoreError.malformedPage(page: page, reason: "head timeline count \(headTimelineCount) is impossible")
         }
         guard freePageCount < pageCount, retainedRootCount < pageCount else {
             throw StoreError.malformedPage(

@@ -54,6 +54,7 @@ struct IntegrityWalk {
         walkTree(snapshot.state.lineageIndex, owner: "lineage index")
         walkTree(snapshot.state.timeIndex, owner: "time index")
         walkTree(snapshot.state.snapshots, owner: "snapshot tree")
+        walkTree(snapshot.state.headTimeline, owner: "head timeline")
         walkFreeTree(snapshot.state.freeTree)
         var retained = 0
         let history = BTree(root: snapshot.state.historyIndex, owner: .system)

@@ -182,12 +182,14 @@ extension WriteTransaction {
         let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
         retainedDelta -= prunedCount
         self.prunedCount = prunedCount
+        var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
         if let threshold = history.relocationThreshold {
             var relocator = Relocator(threshold: threshold, total: 0, progress: { _ in })
             trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
             trees.lineage.root = try relocator.relocate(trees.lineage.root, owner: .system, catalog: false, in: self)
             trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
             snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
+            timeline.root = try relocator.relocate(timeline.root, owner: .system, catalog: false, in: self)
         }
         publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
@@ -210,6 +212,7 @@ extension WriteTransaction {
         state.dropsUndoneBranches = dropsUndone
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
+        (state.headTimeline, state.headTimelineCount) = timeline
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
