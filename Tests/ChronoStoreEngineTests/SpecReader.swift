@@ -55,6 +55,7 @@ struct SpecState {
     var snapshots: SpecReference
     var headTimeline: SpecReference
     var headTimelineCount: UInt64
+    var zeroedThrough: UInt64
 }
 
 struct SpecReader {
@@ -97,7 +98,7 @@ struct SpecReader {
             retainedRootCount: SpecReader.u64(image, base + 112), timeIndex: reference(144), retentionKind: image[base + 160],
             retentionParameter: SpecReader.u64(image, base + 168), flags: image[base + 161],
             pruneCursor: SpecReader.u64(image, base + 176), snapshots: reference(184), headTimeline: reference(256),
-            headTimelineCount: SpecReader.u64(image, base + 272))
+            headTimelineCount: SpecReader.u64(image, base + 272), zeroedThrough: SpecReader.u64(image, base + 280))
     }
 
     // MARK: - Pages

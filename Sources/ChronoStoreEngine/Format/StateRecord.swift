@@ -21,7 +21,7 @@
 /// | 128 | 16 | lineage index root: (lineage parent, child) → nothing |
 /// | 144 | 16 | time index root: (commit time, root id) → nothing |
 /// | 160 | 1 | retention policy kind: 0 all, 1 last N roots, 2 N days |
-/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off |
+/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete |
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
@@ -29,7 +29,8 @@
 /// | 200 | 56 | reserved (0) |
 /// | 256 | 16 | head timeline root: (time, transaction) → root that became the head |
 /// | 272 | 8 | head timeline record count |
-/// | 280 | … | reserved (0) |
+/// | 280 | 8 | secure delete: free-tree entries released at or before this transaction are zeroed |
+/// | 288 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -49,7 +50,8 @@ package struct StateRecord: Equatable, Sendable {
     static let snapshotsOffset = pruneCursorOffset + 8
     static let headTimelineOffset = 256
     static let headTimelineCountOffset = headTimelineOffset + PageReference.byteCount
-    package static let byteCount = headTimelineCountOffset + 8
+    static let zeroedThroughOffset = headTimelineCountOffset + 8
+    package static let byteCount = zeroedThroughOffset + 8
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -72,6 +74,9 @@ package struct StateRecord: Equatable, Sendable {
     /// The head timeline (see `HeadTimeline`); none until the head first changes.
     package var headTimeline: PageReference = .none
     package var headTimelineCount: UInt64 = 0
+    /// Freed pages are overwritten with zeros (see `Store+SecureDelete.swift`).
+    package var secureDelete = false
+    package var zeroedThrough: TransactionID = .none
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -103,12 +108,13 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeReference(lineageIndex, at: Self.lineageOffset)
         bytes.storeReference(timeIndex, at: Self.timeIndexOffset)
         bytes.storeLittleEndian(retention.kindByte, at: Self.retentionKindOffset)
-        bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0), at: Self.flagsOffset)
+        bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0) | UInt8(secureDelete ? 2 : 0), at: Self.flagsOffset)
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
         bytes.storeReference(snapshots, at: Self.snapshotsOffset)
         bytes.storeReference(headTimeline, at: Self.headTimelineOffset)
         bytes.storeLittleEndian(headTimelineCount, at: Self.headTimelineCountOffset)
+        bytes.storeLittleEndian(zeroedThrough.rawValue, at: Self.zeroedThroughOffset)
     }
 
     /// Decodes a verified state page.
@@ -131,10 +137,12 @@ package struct StateRecord: Equatable, Sendable {
             kind: bytes.loadLittleEndian(at: retentionKindOffset), parameter: bytes.loadLittleEndian(at: retentionParameterOffset),
             page: page.pageID)
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
+        record.secureDelete = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 2 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
         record.headTimeline = bytes.loadReference(at: headTimelineOffset)
         record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
+        record.zeroedThrough = TransactionID(bytes.loadLittleEndian(at: zeroedThroughOffset, as: UInt64.self))
         guard !record.head.isNone, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
         }

@@ -33,6 +33,9 @@ package struct StoreOptions: Sendable, Equatable {
     package var dropsUndoneBranches: Bool
     /// The clock commits, snapshots and `days` retention read (tests replace it to make time jump).
     package var clock: WallClock = .system
+    /// For a new store: overwrite every freed page with zeros once it is reusable (see
+    /// `Store+SecureDelete.swift`). Kept in the state; commits of such a store always sync.
+    package var secureDelete = false
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,

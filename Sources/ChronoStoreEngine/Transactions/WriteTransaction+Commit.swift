@@ -210,6 +210,8 @@ extension WriteTransaction {
         state.timeIndex = trees.times.root
         state.retention = retention
         state.dropsUndoneBranches = dropsUndone
+        state.secureDelete = base.state.secureDelete
+        state.zeroedThrough = max(base.state.zeroedThrough, store.lock.withLock { store.zeroedThrough })
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
         (state.headTimeline, state.headTimelineCount) = timeline
