@@ -114,6 +114,10 @@ struct HeadTimeline {
         policy: RetentionPolicy, clear: Bool, nowMilliseconds: Int64, isRetained: (TransactionID) throws -> Bool,
         editor: some TreeEditing
     ) throws {
+        if clear, count > 1, let newest = try edge(reverse: true, reader: editor) {
+            try keepOnly(newest.key, root: newest.root, editor: editor)
+            return
+        }
         while count > 1, let oldest = try edge(reverse: false, reader: editor) {
             var drops = try clear || !isRetained(oldest.root)
             if !drops, case .lastRoots(let limit) = policy { drops = count > 2 * UInt64(limit) + 2 }
@@ -124,6 +128,15 @@ struct HeadTimeline {
             _ = try tree.remove(oldest.key, editor: editor)
             count -= 1
         }
+    }
+
+    /// Replaces the tree by one holding only the record at `key`: O(pages), not O(records × log records).
+    private mutating func keepOnly(_ key: [UInt8], root: TransactionID, editor: some TreeEditing) throws {
+        var pages: [PageReference] = []
+        try TreePages.forEach(in: tree.root, reader: editor) { page, _ in pages.append(page) }
+        for page in pages { editor.releasePage(page, owner: .system) }
+        tree.root = try BTree.build(from: [(key, Self.value(root))], owner: .system, editor: editor)
+        count = 1
     }
 
     /// The time of the record after `key`.

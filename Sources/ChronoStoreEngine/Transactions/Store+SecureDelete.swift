@@ -6,7 +6,10 @@
 /// any process) reads an older state. That is the earliest moment that is safe: before it, a
 /// crash could bring back a state that still names the page, or a reader could still be reading
 /// it. A store with secure delete makes every commit durable, so with no reader of an older
-/// state open, the pages a commit frees are zeroed, and the zeros synced, before it returns.
+/// state open, the pages a commit frees are overwritten before it returns. The zeros reach the
+/// disk with the next sync (the next commit's, `synchronize()` or `close()`): a second sync per
+/// commit would double the cost of every commit, and the bookkeeping below never counts a page
+/// as zeroed in a state that could be durable before the zeros are.
 ///
 /// Bookkeeping: the state records the release transaction up to which every free-tree entry has
 /// been zeroed (`zeroedThrough`, the value reached before this state was written); the store
@@ -15,10 +18,11 @@
 /// zeroed by that commit.
 extension Store {
     /// After `transaction` published `snapshot` (writer still held): zeroes every free page that
-    /// became reusable and was not zeroed yet, then syncs when the commit synced.
+    /// became reusable and was not zeroed yet. The next state records how far this got; it is
+    /// written, and synced, after these writes.
     /// - Throws: an I/O error; the commit is published and durable all the same, and the pages
     ///   stay listed for the next commit to zero.
-    func zeroReusablePages(after transaction: WriteTransaction, snapshot: StoreSnapshot, syncs: Bool) throws {
+    func zeroReusablePages(after transaction: WriteTransaction, snapshot: StoreSnapshot) throws {
         guard snapshot.state.secureDelete else { return }
         let (horizon, start) = lock.withLock { (horizonLocked(oldestReadElsewhere()), zeroedThrough) }
         let from = max(start, snapshot.state.zeroedThrough)
@@ -35,7 +39,6 @@ extension Store {
             }
         }
         try overwriteFreedPages(pages, pageCount: snapshot.state.pageCount)
-        if syncs && !pages.isEmpty { try synchronizeFile() }
         lock.withLock { zeroedThrough = max(zeroedThrough, horizon, from) }
     }
 
@@ -59,9 +62,5 @@ extension Store {
             }
             index = end
         }
-    }
-
-    private func synchronizeFile() throws {
-        do { try pageFile.file.synchronize() } catch let error as IOError { throw StoreError.io(error) }
     }
 }

@@ -341,7 +341,7 @@ package final class Store: @unchecked Sendable {
         }
         coordination?.bumpChangeCounter()
         lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
-        try zeroReusablePages(after: transaction, snapshot: snapshot, syncs: syncs)
+        try zeroReusablePages(after: transaction, snapshot: snapshot)
     }
 
     /// Releases the writer after an abort or a failed commit.
