@@ -1,6 +1,7 @@
 // Reads by date follow the head: after undo, redo, revert and checkout, not only commits.
 @testable import ChronoStoreEngine
 import ChronoStoreTestSupport
+import Foundation
 import Testing
 
 /// What the head was over time, as a test saw it: (time, head) after every operation.
@@ -157,6 +158,26 @@ struct HeadTimelineTests {
         // Recent times are answered, and the timeline stays bounded (2N + 2 records).
         #expect(answered > 0)
         #expect(try store.snapshot.state.headTimelineCount <= 10)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test func aStoreWithoutATimelineGetsOneSeededFromCommitTimesAtItsFirstHeadChange() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v1.chrono")
+        try FileManager.default.copyItem(atPath: FormatFixture.store, toPath: path)
+        let store = try Store.open(at: path)
+        defer { try? store.close() }
+        #expect(try store.snapshot.state.headTimeline.isNone)
+        let items = try store.history(allBranches: true)
+        let times = Set(items.map(\.timeMilliseconds)).sorted()
+        // What reads by time answered from commit times alone, at each commit time.
+        let before = try times.map { try rootRead(store, at: $0).get() }
+        let head = try store.snapshot.head.transaction
+        try store.write { try $0.put(bytes("k"), bytes("after"), in: "c") }
+        #expect(try store.snapshot.state.headTimelineCount == UInt64(items.count) + 1)
+        #expect(try times.map { try rootRead(store, at: $0).get() } == before)
+        #expect(try store.undo() == head)
+        #expect(try rootRead(store, at: Clock.nowMilliseconds() - 1).get() == head)
         #expect(try store.verify().isSound)
     }
 

@@ -37,22 +37,26 @@ extension WriteTransaction {
     }
 
     /// Fills an empty timeline from the time index (as of the base state): each retained root
-    /// becomes the head at its commit time. O(retained roots), once per store.
+    /// becomes the head at its commit time. One bulk build: O(retained roots), once per store.
     private func seed(_ timeline: inout HeadTimeline, from trees: HistoryTrees) throws {
         let baseTimes = BTree(root: base.state.timeIndex, owner: .system)
-        var records: [(Int64, TransactionID)] = []
+        var records: [([UInt8], LeafValue)] = []
+        var newest: (milliseconds: Int64, root: TransactionID)?
         try baseTimes.scan(.all, reverse: false, reader: self) { key, _ in
-            records.append((Int64(clamping: IndexKey.first(of: key)), TransactionID(IndexKey.second(of: key))))
+            let root = TransactionID(IndexKey.second(of: key))
+            // Roots this commit pruned are not seeded; the time index is in (time, root) order.
+            guard try trees.entry(root, reader: self) != nil else { return true }
+            let milliseconds = Int64(clamping: IndexKey.first(of: key))
+            records.append((HeadTimeline.key(milliseconds: milliseconds, transaction: root), HeadTimeline.value(root)))
+            newest = (milliseconds, root)
             return true
         }
-        for (milliseconds, root) in records {
-            if try trees.entry(root, reader: self) == nil { continue }
-            try timeline.record(root, at: milliseconds, transaction: root, editor: self)
-        }
         // The base head is the head from the base state on, whatever its commit time.
-        if let newest = try timeline.newest(reader: self), newest.root != base.head.transaction {
-            let time = Int64(clamping: newest.milliseconds)
-            try timeline.record(base.head.transaction, at: time, transaction: base.transaction, editor: self)
+        if let newest, newest.root != base.head.transaction {
+            let key = HeadTimeline.key(milliseconds: newest.milliseconds, transaction: base.transaction)
+            records.append((key, HeadTimeline.value(base.head.transaction)))
         }
+        timeline.tree.root = try BTree.build(from: records, owner: .system, editor: self)
+        timeline.count = UInt64(records.count)
     }
 }
