@@ -62,6 +62,25 @@ struct ClearHistoryTests {
         #expect(live[1] == live[0] + 1, "seed \(seed): live pages \(live)")
     }
 
+    /// Regression: clearing by complement freed the list chunks of the head's own root page (a
+    /// commit that replaced more pages than its root page holds inline).
+    @Test func aHeadWhoseRootPageKeepsItsListsInChunksKeepsThemThroughAClear() throws {
+        let directory = try TemporaryDirectory()
+        var random = SeededGenerator(seed: 12)
+        let store = try Store.create(at: directory.file("chunks.chrono"), options: StoreOptions(retention: .limitless))
+        defer { try? store.close() }
+        let keys = (0..<4_000).map { _ in random.bytes(24) }
+        try store.write { transaction in for key in keys { try transaction.put(key, random.bytes(150), in: "data") } }
+        try store.write { transaction in for key in keys.prefix(3_000) { try transaction.put(key, random.bytes(150), in: "data") } }
+        let head = try #require(try store.history().first)
+        #expect(head.pagesChanged > 300, "the head's lists do not fit its root page")
+        try store.clearHistory()
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report.problems)")
+        try store.compact()
+        #expect(try store.verify().isSound)
+    }
+
     @Test func clearingTwiceAndReopeningLeavesASoundStore() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("twice.chrono")

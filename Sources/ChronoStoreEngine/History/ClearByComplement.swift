@@ -49,17 +49,20 @@ extension WriteTransaction {
         return dropped
     }
 
-    /// Marks every page the state reaches, except the head's merged list chunks (the head's
-    /// lists become empty), and every page the free tree lists.
+    /// Marks every page the state reaches, except the chunks of the head's merged lists (the
+    /// head's lists become empty; chunks of lists its root page holds stay with it), and every
+    /// page the free tree lists.
     private func markReachable(_ kept: inout PageBitmap, trees: HistoryTrees, head: HistoryEntry) throws {
         kept.mark(base.stateReference.page)
-        kept.mark(head.rootPage.page)
+        // The root page and the chunks of its own lists, which stay with it until it is dropped.
+        let headRoot = try LoadedRoot(head.rootPage, reader: self)
+        for page in try headRoot.metadataPages(reader: self) { kept.mark(page.page) }
         let engineTrees = [
             trees.entries.root, trees.lineage.root, trees.times.root, base.state.headTimeline, base.state.snapshots,
             base.state.freeTree,
         ]
         for tree in engineTrees { try TreePages.forEach(in: tree, reader: self) { page, _ in kept.mark(page.page) } }
-        let catalog = BTree(root: try LoadedRoot(head.rootPage, reader: self).record.catalog, owner: .history)
+        let catalog = BTree(root: headRoot.record.catalog, owner: .history)
         try TreePages.forEach(in: catalog.root, reader: self) { page, _ in kept.mark(page.page) }
         var collections: [PageReference] = []
         try catalog.scan(.all, reverse: false, reader: self) { _, value in

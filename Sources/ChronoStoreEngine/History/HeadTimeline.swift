@@ -73,8 +73,11 @@ struct HeadTimeline {
     mutating func record(
         _ root: TransactionID, at milliseconds: Int64, transaction: TransactionID, editor: some TreeEditing
     ) throws {
-        try lowerTimes(above: milliseconds, editor: editor)
-        if let newest = try newest(reader: editor), newest.root == root { return }
+        if let newest = try newest(reader: editor) {
+            // Records are in time order, so only a newest record stamped later needs lowering.
+            if newest.milliseconds > HistoryTrees.timeValue(milliseconds) { try lowerTimes(above: milliseconds, editor: editor) }
+            if newest.root == root { return }
+        }
         if try tree.put(Self.key(milliseconds: milliseconds, transaction: transaction), Self.value(root), editor: editor) == nil {
             count += 1
         }
