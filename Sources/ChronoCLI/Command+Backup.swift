@@ -7,7 +7,7 @@ extension Command {
     static let backup = Command(
         name: "backup", positionals: [.required("STORE"), .required("DEST")],
         options: [
-            .value("at", "ROOT|DATE", "back up an older root: its id, or the newest root at or before an ISO-8601 date"),
+            .value("at", "ROOT|DATE", "back up an older root: its id, or the root that was the head at an ISO-8601 date"),
             .value("snapshot", "NAME", "back up the root a snapshot pins"),
             .flag("with-history", "copy every retained root, branch and snapshot, not just one root"),
         ],

@@ -19,7 +19,7 @@ extension Command {
 
     static let get = Command(
         name: "get", positionals: [.required("STORE"), .required("COLLECTION"), .required("KEY")],
-        options: [.value("at", "ROOT|DATE", "read an older root: its id, or the newest root at or before an ISO-8601 date")],
+        options: [.value("at", "ROOT|DATE", "read an older root: its id, or the root that was the head at an ISO-8601 date")],
         summary: "print the JSON value stored under a key",
         details: """
             Prints the value document under KEY (the same with or without --json). Exits 1 when the

@@ -12,7 +12,7 @@ enum RootArgument {
         return TransactionID(value)
     }
 
-    /// `--at ROOT` or `--at DATE` (the newest retained root at or before that time); the head
+    /// `--at ROOT` or `--at DATE` (the root that was the head at that time); the head
     /// when the option is absent.
     /// - Throws: a usage failure when the value is neither.
     static func selector(_ text: String?) throws -> RootSelector {

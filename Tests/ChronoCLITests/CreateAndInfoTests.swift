@@ -24,6 +24,19 @@ struct CreateAndInfoTests {
         #expect(info["retention"] as? String == "days:30")
     }
 
+    @Test func createWithSecureDeleteKeepsTheSettingInTheStore() throws {
+        let workspace = try Workspace()
+        let created = try workspace.expectSuccess(["create", workspace.store, "--secure-delete", "--json"]).object()
+        #expect(created["secureDelete"] as? Bool == true)
+        let plain = try Workspace()
+        let other = try plain.expectSuccess(["create", plain.store, "--json"]).object()
+        #expect(other["secureDelete"] as? Bool == false)
+        // Flag bit 1 of the state's flags byte (offset 161 of the state page named by slot 0).
+        let image = try [UInt8](Data(contentsOf: URL(fileURLWithPath: workspace.store)))
+        let statePage = Int(image[520]) | Int(image[521]) << 8
+        #expect(image[statePage * 4096 + 161] & 2 == 2)
+    }
+
     @Test func createRefusesAnExistingPathAndLeavesItUntouched() throws {
         let workspace = try Workspace()
         let contents = Data("precious".utf8)

@@ -42,6 +42,46 @@ struct FileFormatSpecTests {
         }
         let times = entries.map { (UInt64(max($0.time, 0)), $0.root) }.sorted { $0 < $1 }
         #expect(try spec.timeIndex().elementsEqual(times) { $0 == $1 })
+        let timeline = try spec.headTimeline()
+        #expect(UInt64(timeline.count) == spec.state.headTimelineCount)
+        if let newest = timeline.last {
+            #expect(entries.first { $0.rootPage == spec.state.head }?.root == newest.2, "the newest record names the head")
+            #expect(timeline.map(\.0) == timeline.map(\.0).sorted(), "times never decrease")
+        }
+    }
+
+    @Test func readsByTimeFollowTheHeadTimelineAsTheSpecDescribesIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("timeline.chrono")
+        let clock = ManualClock(1_750_000_000_000)
+        var options = StoreOptions(retention: .lastRoots(3))
+        options.clock = clock.wallClock
+        let store = try Store.create(at: path, options: options)
+        let start = clock.now
+        for round in 0..<12 {
+            clock.now += 7
+            switch round % 4 {
+            case 0, 1: try store.write { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") }
+            case 2: try store.undo()
+            default: if round % 8 == 3 { try store.redo() } else { try store.undo() }
+            }
+        }
+        let reads = try ((start - 1)...clock.now).map { milliseconds -> UInt64? in
+            do {
+                let read = try store.beginRead(at: .time(milliseconds))
+                defer { read.close() }
+                return read.root.transaction.rawValue
+            } catch StoreError.rootNotRetained(let root) {
+                return root.rawValue
+            } catch StoreError.noRootAtOrBefore {
+                return nil
+            }
+        }
+        try store.close()
+        try Self.expectAgreement(path, pageSize: 4096)
+        let spec = try SpecReader(path: path)
+        #expect(!spec.state.headTimeline.isNone && spec.state.headTimelineCount <= 8)
+        #expect(try ((start - 1)...clock.now).map { try spec.headRoot(at: $0) } == reads)
     }
 
     static func specContents(_ collections: [String: [([UInt8], [UInt8])]]) -> Contents {

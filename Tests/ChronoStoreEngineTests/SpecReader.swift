@@ -59,6 +59,9 @@ struct SpecState {
     var packedPages: UInt64
     var packedBytes: UInt64
     var packPages: UInt64
+    var headTimeline: SpecReference
+    var headTimelineCount: UInt64
+    var zeroedThrough: UInt64
 }
 
 struct SpecReader {
@@ -123,7 +126,8 @@ struct SpecReader {
             tail: u64(page, 104), retainedRootCount: u64(page, 112), timeIndex: reference(144), retentionKind: page[160],
             retentionParameter: u64(page, 168), flags: page[161], pruneCursor: u64(page, 176), snapshots: reference(184),
             packIndex: reference(200), packCursor: u64(page, 216), packDepth: u64(page, 224), packedPages: u64(page, 232),
-            packedBytes: u64(page, 240), packPages: u64(page, 248))
+            packedBytes: u64(page, 240), packPages: u64(page, 248), headTimeline: reference(256),
+            headTimelineCount: u64(page, 272), zeroedThrough: u64(page, 280))
     }
 
     // MARK: - Pages
@@ -264,6 +268,22 @@ struct SpecReader {
     /// (commit time, root id) keys of the time index.
     func timeIndex() throws -> [(UInt64, UInt64)] {
         try treeEntries(state.timeIndex).map { key, _ in (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8)) }
+    }
+
+    /// (time of the change, transaction, root that became the head) records of the head timeline.
+    func headTimeline() throws -> [(UInt64, UInt64, UInt64)] {
+        try treeEntries(state.headTimeline).map { key, value in
+            guard key.count == 16, value.count == 8 else { throw SpecViolation("head timeline record size") }
+            return (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8), Self.u64(value, 0))
+        }
+    }
+
+    /// The root id a read as of `milliseconds` (before the present) reads, per "Head timeline":
+    /// nil when no record (or, without a timeline, no commit) is at or before it.
+    func headRoot(at milliseconds: Int64) throws -> UInt64? {
+        let time = UInt64(max(milliseconds, 0))
+        if state.headTimeline.isNone { return try timeIndex().last { $0.0 <= time }?.1 }
+        return try headTimeline().last { $0.0 <= time }?.2
     }
 
     /// (name, root id, time, record count), in name order.

@@ -8,7 +8,9 @@ import ChronoStoreEngine
 /// the file sizes; for the last-N stores, compaction (vs VACUUM) and the sizes again. On the
 /// limitless stores only: as-of reads `asOfDistance` roots back and the
 /// same reads at the head; `undoStepCount` single-step undos, durable (vs FULL); then the time
-/// to open and read one key with all roots retained, and again after clearing history.
+/// to open and read one key with all roots retained, and again after clearing history. Last, the
+/// last-N run again with secure delete on both sides (`StoreOptions.secureDelete` against
+/// `PRAGMA secure_delete = ON`): what overwriting every freed page costs.
 struct HistoryWorkloads {
     static let group = "history"
 
@@ -33,6 +35,9 @@ struct HistoryWorkloads {
         }
         try continuingAfterFailure { try runRetention(runner, context, retained: nil) }
         try continuingAfterFailure { try runSinglePuts(runner, context) }
+        try continuingAfterFailure {
+            try runRetention(runner, context, retained: scale.retainedRootCount, secureDelete: true)
+        }
     }
 
     /// Bytes a small single-put commit leaves in the file under limitless retention, for each
@@ -83,17 +88,19 @@ struct HistoryWorkloads {
     }
 
     /// One pair of stores under one retention; `retained` nil means limitless.
-    private func runRetention(_ runner: ComparisonRunner, _ context: Context, retained: Int?) throws {
-        let name = retained.map { "last-\($0)" } ?? "limitless"
+    private func runRetention(
+        _ runner: ComparisonRunner, _ context: Context, retained: Int?, secureDelete: Bool = false
+    ) throws {
+        let name = (retained.map { "last-\($0)" } ?? "limitless") + (secureDelete ? "-secure" : "")
         let retention: RetentionPolicy = retained.map { .lastRoots($0) } ?? .limitless
-        let chronoStore = try ChronoStoreHistorySubject(
-            path: scratch.file("history-\(name).chrono"),
-            options: StoreOptions(
-                durability: sync == .durable ? .durable : .deferred, cacheByteCount: cacheByteCount,
-                retention: retention))
+        var options = StoreOptions(
+            durability: sync == .durable ? .durable : .deferred, cacheByteCount: cacheByteCount,
+            retention: retention)
+        options.secureDelete = secureDelete
+        let chronoStore = try ChronoStoreHistorySubject(path: scratch.file("history-\(name).chrono"), options: options)
         let sqlite = try SQLiteHistorySubject(
             path: scratch.file("history-\(name).sqlite"), cacheByteCount: cacheByteCount, mode: sync,
-            retainedVersionCount: retained)
+            retainedVersionCount: retained, secureDelete: secureDelete)
         defer {
             try? chronoStore.close()
             try? sqlite.close()
@@ -105,7 +112,7 @@ struct HistoryWorkloads {
         let chronoLoaded = try chronoStore.fileByteCount()
         let sqliteLoaded = try sqlite.fileByteCount()
 
-        let label = retained.map { "last \($0) roots" } ?? "limitless"
+        let label = (retained.map { "last \($0) roots" } ?? "limitless") + (secureDelete ? ", secure delete" : "")
         try runner.compare(
             "history: \(context.updates.count) transactions x \(scale.historyKeysPerTransaction) updates, \(label)",
             group: Self.group, operationCount: context.updates.count, sync: sync,

@@ -29,13 +29,15 @@ final class SQLiteHistorySubject: HistorySubject {
     private var queue: DatabaseQueue?
     private var headVersion = 0
 
-    init(path: String, cacheByteCount: Int, mode: SyncMode, retainedVersionCount: Int?) throws {
+    /// - Parameter secureDelete: runs `PRAGMA secure_delete = ON` (freed content overwritten with zeros).
+    init(path: String, cacheByteCount: Int, mode: SyncMode, retainedVersionCount: Int?, secureDelete: Bool = false) throws {
         self.path = path
         self.cacheByteCount = cacheByteCount
         self.mode = mode
         self.retained = retainedVersionCount
         let queue = try SQLiteDatabase.open(path: path, cacheByteCount: cacheByteCount, mode: mode)
         self.queue = queue
+        if secureDelete { try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA secure_delete = ON") } }
         try queue.write { database in
             try database.execute(
                 sql: """

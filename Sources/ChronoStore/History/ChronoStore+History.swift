@@ -69,7 +69,10 @@ extension ChronoStore {
     }
 
     /// Drops every root except the head, snapshots, and roots open readers use.
-    /// - Returns: how many roots were dropped.
+    /// - Returns: how many roots were dropped. Cost: when only the head stays (no snapshot, no
+    ///   reader of another root), O(pages of the file / 64 + pages of the head), whatever the
+    ///   number of roots; otherwise O(roots × log roots + pages freed). With
+    ///   ``ChronoStoreOptions/secureDelete``, the freed pages are also overwritten with zeros.
     @discardableResult
     public func clearHistory() async throws -> Int {
         try await historyOperation("clearHistory") { [engine] in try engine.clearHistory() }

@@ -28,7 +28,9 @@ public enum RootSelection: Sendable, Equatable {
     case head
     /// A retained root.
     case root(RootID)
-    /// The newest retained root committed at or before this date.
+    /// The root that was the head at this date (after commits, undos, redos, reverts and
+    /// checkouts alike); the head for a date at or after the present. Throws when that root is
+    /// no longer retained, or when the date is older than the history retention keeps.
     case date(Date)
     /// The root a snapshot pins.
     case snapshot(String)

@@ -56,6 +56,19 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     public var dropsUndoneBranches: Bool
     /// Memory for cached pages, in bytes (default 64 MiB).
     public var cacheByteCount: Int
+    /// For a new store: overwrite every page the store frees with zeros (default false). Kept in
+    /// the store; opening an existing store ignores it.
+    ///
+    /// A page is freed when no retained root, snapshot or reader reaches it any more: by
+    /// pruning, ``ChronoStore/clearHistory()``, a write whose retention drops the previous head,
+    /// or ``ChronoStore/compact()``. It is overwritten as soon as it could be reused: when the
+    /// commit freeing it is durable and no reader of an older state is open (in any process).
+    /// So once the history that held a deleted record is pruned, and no older reader is open,
+    /// the commit returns only after the record's bytes are gone from the data file. Every
+    /// commit of such a store syncs (as with ``Durability/durable``), and each freed page costs
+    /// one page write. It cannot reach copies elsewhere: backups, file system snapshots or
+    /// copy-on-write file systems, and blocks an SSD remapped internally.
+    public var secureDelete = false
 
     /// Options with the defaults described on each property.
     public init(
@@ -73,6 +86,7 @@ public struct ChronoStoreOptions: Sendable, Equatable {
         var options = StoreOptions(
             pageSize: pageSize, cacheByteCount: max(cacheByteCount, 0), retention: retention.engineValue,
             dropsUndoneBranches: dropsUndoneBranches)
+        options.secureDelete = secureDelete
         switch durability {
         case .durable: options.durability = .durable
         case .deferred(let interval):

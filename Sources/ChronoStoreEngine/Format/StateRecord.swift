@@ -21,18 +21,21 @@
 /// | 128 | 16 | lineage index root: (lineage parent, child) → nothing |
 /// | 144 | 16 | time index root: (commit time, root id) → nothing |
 /// | 160 | 1 | retention policy kind: 0 all, 1 last N roots, 2 N days |
-/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off |
+/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete |
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
 /// | 184 | 16 | snapshot tree root: name → (root id, time, record count) |
 /// | 200 | 16 | pack index root (format version 2; none in version 1) |
 /// | 216 | 8 | pack cursor: the newest root whose dead list was packed |
-/// | 224 | 8 | pack depth: the depth up to which the head's lineage is packed |
+/// | 224 | 8 | pack depth: packing walks again once the head is this deep plus the window and a batch |
 /// | 232 | 8 | packed pages: pages stored as pack entries |
 /// | 240 | 8 | packed bytes: bytes of those entries |
 /// | 248 | 8 | pack pages |
-/// | 256 | … | reserved (0) |
+/// | 256 | 16 | head timeline root: (time, transaction) → root that became the head |
+/// | 272 | 8 | head timeline record count |
+/// | 280 | 8 | secure delete: free-tree entries released at or before this transaction are zeroed |
+/// | 288 | … | reserved (0) |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -56,7 +59,10 @@ package struct StateRecord: Equatable, Sendable {
     static let packedPageCountOffset = packDepthOffset + 8
     static let packedByteCountOffset = packedPageCountOffset + 8
     static let packPageCountOffset = packedByteCountOffset + 8
-    package static let byteCount = packPageCountOffset + 8
+    static let headTimelineOffset = packPageCountOffset + 8
+    static let headTimelineCountOffset = headTimelineOffset + PageReference.byteCount
+    static let zeroedThroughOffset = headTimelineCountOffset + 8
+    package static let byteCount = zeroedThroughOffset + 8
 
     package var transaction: TransactionID
     package var previous: PageReference
@@ -78,6 +84,12 @@ package struct StateRecord: Equatable, Sendable {
     package var snapshots: PageReference = .none
     /// Packed history (see Docs/RootChain.md, "Packed history").
     package var packs = PackCounters()
+    /// The head timeline (see `HeadTimeline`); none until the head first changes.
+    package var headTimeline: PageReference = .none
+    package var headTimelineCount: UInt64 = 0
+    /// Freed pages are overwritten with zeros (see `Store+SecureDelete.swift`).
+    package var secureDelete = false
+    package var zeroedThrough: TransactionID = .none
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -109,7 +121,7 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeReference(lineageIndex, at: Self.lineageOffset)
         bytes.storeReference(timeIndex, at: Self.timeIndexOffset)
         bytes.storeLittleEndian(retention.kindByte, at: Self.retentionKindOffset)
-        bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0), at: Self.flagsOffset)
+        bytes.storeLittleEndian(UInt8(dropsUndoneBranches ? 1 : 0) | UInt8(secureDelete ? 2 : 0), at: Self.flagsOffset)
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
         bytes.storeReference(snapshots, at: Self.snapshotsOffset)
@@ -119,6 +131,9 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(packs.packedPages, at: Self.packedPageCountOffset)
         bytes.storeLittleEndian(packs.packedBytes, at: Self.packedByteCountOffset)
         bytes.storeLittleEndian(packs.packPages, at: Self.packPageCountOffset)
+        bytes.storeReference(headTimeline, at: Self.headTimelineOffset)
+        bytes.storeLittleEndian(headTimelineCount, at: Self.headTimelineCountOffset)
+        bytes.storeLittleEndian(zeroedThrough.rawValue, at: Self.zeroedThroughOffset)
     }
 
     /// Decodes a verified state page.
@@ -141,6 +156,7 @@ package struct StateRecord: Equatable, Sendable {
             kind: bytes.loadLittleEndian(at: retentionKindOffset), parameter: bytes.loadLittleEndian(at: retentionParameterOffset),
             page: page.pageID)
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
+        record.secureDelete = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 2 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
         record.packs = PackCounters(
@@ -148,6 +164,9 @@ package struct StateRecord: Equatable, Sendable {
             cursor: TransactionID(bytes.loadLittleEndian(at: packCursorOffset, as: UInt64.self)),
             depth: bytes.loadLittleEndian(at: packDepthOffset), packedPages: bytes.loadLittleEndian(at: packedPageCountOffset),
             packedBytes: bytes.loadLittleEndian(at: packedByteCountOffset), packPages: bytes.loadLittleEndian(at: packPageCountOffset))
+        record.headTimeline = bytes.loadReference(at: headTimelineOffset)
+        record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
+        record.zeroedThrough = TransactionID(bytes.loadLittleEndian(at: zeroedThroughOffset, as: UInt64.self))
         guard !record.head.isNone, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
         }
@@ -165,6 +184,9 @@ package struct StateRecord: Equatable, Sendable {
     private func checkCounts(pageSize: Int, page: PageID) throws {
         guard pageCount >= 2, pageCount <= UInt64(Int.max) / UInt64(pageSize) else {
             throw StoreError.malformedPage(page: page, reason: "page count \(pageCount) is impossible")
+        }
+        guard headTimelineCount <= UInt64(Int.max) else {
+            throw StoreError.malformedPage(page: page, reason: "head timeline count \(headTimelineCount) is impossible")
         }
         // A packed root page lives in a pack page, so roots may outnumber pages, though not bytes.
         guard freePageCount < pageCount, retainedRootCount < pageCount * UInt64(pageSize), packs.packPages < pageCount else {

@@ -6,6 +6,9 @@ struct HistoryTrees {
     var entries: BTree
     var lineage: BTree
     var times: BTree
+    /// Edits held back while a pass drops many roots, applied at once by `applyBatch` (see
+    /// `HistoryTrees+Batch.swift`); lookups see them.
+    var pending: PendingIndexEdits?
 
     init(state: StateRecord) {
         entries = BTree(root: state.historyIndex, owner: .system)
@@ -14,16 +17,22 @@ struct HistoryTrees {
     }
 
     func entry(_ root: TransactionID, reader: some TreeReading) throws -> HistoryEntry? {
+        if let pending, let edited = pending.entries[root] { return edited }
         guard let value = try entries.lookup(HistoryIndex.key(root), reader: reader) else { return nil }
         return try HistoryEntry.decode(value, page: entries.root.page)
     }
 
     mutating func setEntry(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        if pending != nil {
+            pending?.entries[entry.root] = .some(entry)
+            return
+        }
         _ = try entries.put(HistoryIndex.key(entry.root), entry.encoded(), editor: editor)
     }
 
     /// Adds a new root's entry and its lineage and time links.
     mutating func insert(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        precondition(pending == nil, "roots are not added during a batch")
         try setEntry(entry, editor: editor)
         if entry.lineageParent != .none {
             _ = try lineage.put(IndexKey.pair(entry.lineageParent.rawValue, entry.root.rawValue), .inline([]), editor: editor)
@@ -33,6 +42,12 @@ struct HistoryTrees {
 
     /// Removes a root's entry and its links (its children must have been re-linked first).
     mutating func remove(_ entry: HistoryEntry, editor: some TreeEditing) throws {
+        if pending != nil {
+            pending?.entries[entry.root] = .some(nil)
+            if entry.lineageParent != .none { pending?.unlink(child: entry.root, from: entry.lineageParent) }
+            pending?.removedTimes.insert(Self.timeKey(entry))
+            return
+        }
         _ = try entries.remove(HistoryIndex.key(entry.root), editor: editor)
         if entry.lineageParent != .none {
             _ = try lineage.remove(IndexKey.pair(entry.lineageParent.rawValue, entry.root.rawValue), editor: editor)
@@ -41,6 +56,11 @@ struct HistoryTrees {
     }
 
     mutating func relink(child: TransactionID, from oldParent: TransactionID, to newParent: TransactionID, editor: some TreeEditing) throws {
+        if pending != nil {
+            if oldParent != .none { pending?.unlink(child: child, from: oldParent) }
+            if newParent != .none { pending?.link(child: child, to: newParent) }
+            return
+        }
         if oldParent != .none { _ = try lineage.remove(IndexKey.pair(oldParent.rawValue, child.rawValue), editor: editor) }
         if newParent != .none { _ = try lineage.put(IndexKey.pair(newParent.rawValue, child.rawValue), .inline([]), editor: editor) }
     }
@@ -52,14 +72,17 @@ struct HistoryTrees {
             lower: KeyBound(IndexKey.pair(root.rawValue, 0), inclusive: true),
             upper: KeyBound(IndexKey.pair(root.rawValue, UInt64.max), inclusive: true))
         try lineage.scan(range, reverse: false, reader: reader) { key, _ in
-            children.append(TransactionID(IndexKey.second(of: key)))
+            let child = TransactionID(IndexKey.second(of: key))
+            if pending?.isUnlinked(child: child, from: root) != true { children.append(child) }
             return true
         }
+        if let added = pending?.addedChildren[root] { children = Array(Set(children).union(added)).sorted() }
         return children
     }
 
     /// The newest retained root committed at or before `milliseconds`.
     func newestRoot(atOrBefore milliseconds: Int64, reader: some TreeReading) throws -> TransactionID? {
+        precondition(pending == nil, "the time index is read outside batches")
         var found: TransactionID?
         let range = KeyRange(upper: KeyBound(IndexKey.pair(Self.timeValue(milliseconds), UInt64.max), inclusive: true))
         try times.scan(range, reverse: true, reader: reader) { key, _ in
@@ -74,6 +97,7 @@ struct HistoryTrees {
     /// clock that had run ahead. Keeps recorded times in commit order. O(log roots) when no time
     /// is ahead, plus O(log roots) per root lowered (each root at most once per jump).
     mutating func lowerTimes(above milliseconds: Int64, editor: some TreeEditing) throws {
+        precondition(pending == nil, "the time index is edited outside batches")
         var later: [TransactionID] = []
         let range = KeyRange(lower: KeyBound(IndexKey.pair(Self.timeValue(milliseconds), UInt64.max), inclusive: false))
         try times.scan(range, reverse: false, reader: editor) { key, _ in

@@ -32,7 +32,8 @@ extension WriteTransaction {
     /// within the commit's page budget. A walk happens once a batch of roots waits, so its cost
     /// is O(window + batch) index lookups per batch.
     func packHistory(_ trees: inout HistoryTrees, head: HistoryEntry) throws {
-        guard storesPacks, packing.isEnabled else { return }
+        // Secure delete promises no byte of a freed page survives; a pack entry would keep one.
+        guard storesPacks, packing.isEnabled, !base.state.secureDelete else { return }
         var counters = packWork.counters
         guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots) || head.depth < counters.depth else { return }
         var newest = head

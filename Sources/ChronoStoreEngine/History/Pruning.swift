@@ -67,8 +67,13 @@ extension WriteTransaction {
             break
         case .automatic(let limit):
             (pruned, cursor) = try pruneExpiredRoots(&trees, rule: rule, limit: max(limit, 1), from: cursor)
+        case .clear where clearsByComplement(head: head):
+            pruned = try clearByComplement(&trees, head: head)
+            cursor = .none
         case .exhaustive, .clear:
+            trees.beginBatch()
             pruned = try pruneEveryRoot(&trees, rule: &rule, mode: mode)
+            try trees.applyBatch(keyCount: base.state.retainedRootCount, editor: self)
             cursor = .none
         }
         // Roots whose reason to stay went in this commit: fork points that lost a branch, roots
@@ -148,7 +153,12 @@ extension WriteTransaction {
     private func entry(atOrAfter position: TransactionID, in trees: HistoryTrees) throws -> HistoryEntry? {
         var found: HistoryEntry?
         let range = KeyRange(lower: KeyBound(HistoryIndex.key(position), inclusive: true))
-        try trees.entries.scan(range, reverse: false, reader: self) { _, value in
+        try trees.entries.scan(range, reverse: false, reader: self) { key, value in
+            // Roots a batch removed or edited are looked up through it.
+            if let pending = trees.pending, let edited = pending.entries[HistoryIndex.root(of: key)] {
+                found = edited
+                return edited == nil
+            }
             found = try HistoryEntry.decode(value, page: trees.entries.root.page)
             return false
         }

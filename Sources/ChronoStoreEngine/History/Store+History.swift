@@ -23,7 +23,7 @@ package struct HistoryItem: Equatable, Sendable {
 package enum RootSelector: Equatable, Sendable {
     case head
     case root(TransactionID)
-    /// The newest retained root committed at or before this time (milliseconds since 1970).
+    /// The root that was the head at this time (milliseconds since 1970; see `HeadTimeline`).
     case time(Int64)
     /// The root a snapshot pins.
     case snapshot(String)
@@ -31,9 +31,11 @@ package enum RootSelector: Equatable, Sendable {
 
 extension Store {
     /// Starts a read transaction on a retained root, pinning it. Reads there cost the same as
-    /// at the head. O(log roots) to find the root. A time at or after the store clock's present
-    /// reads the head: what the store holds now, whatever times earlier commits were stamped with.
-    /// - Throws: ``StoreError/rootNotRetained(_:)`` or ``StoreError/noRootAtOrBefore(milliseconds:)``.
+    /// at the head. O(log roots) to find the root. A time reads the root that was the head at
+    /// that time (after undo, redo, revert and checkout as well as commits; see `HeadTimeline`);
+    /// a time at or after the store clock's present reads the head.
+    /// - Throws: ``StoreError/rootNotRetained(_:)`` (also when the root that was the head at a
+    ///   time is no longer retained) or ``StoreError/noRootAtOrBefore(milliseconds:)``.
     package func beginRead(at selector: RootSelector) throws -> ReadTransaction {
         if selector == .head { return try beginRead() }
         if case .time(let milliseconds) = selector, milliseconds >= options.clock.nowMilliseconds() { return try beginRead() }
@@ -50,10 +52,7 @@ extension Store {
             else { throw StoreError.snapshotNotFound(name) }
             id = info.root
         case .time(let milliseconds):
-            guard let found = try trees.newestRoot(atOrBefore: milliseconds, reader: current.treeReader) else {
-                throw StoreError.noRootAtOrBefore(milliseconds: milliseconds)
-            }
-            id = found
+            id = try headRoot(at: milliseconds, state: current.snapshot.state, reader: current.treeReader)
         }
         try pin(id)
         do {
@@ -66,6 +65,21 @@ extension Store {
             unpin(id)
             throw error
         }
+    }
+
+    /// The root that was the head at `milliseconds`: from the head timeline, or, in a store whose
+    /// head has never changed since it was created or restored with history (no timeline yet),
+    /// the newest root committed at or before then.
+    private func headRoot(at milliseconds: Int64, state: StateRecord, reader: some TreeReading) throws -> TransactionID {
+        let found: TransactionID?
+        if state.headTimeline.isNone {
+            found = try HistoryTrees(state: state).newestRoot(atOrBefore: milliseconds, reader: reader)
+        } else {
+            found = try HeadTimeline(root: state.headTimeline, count: state.headTimelineCount)
+                .head(atOrBefore: milliseconds, reader: reader)
+        }
+        guard let found else { throw StoreError.noRootAtOrBefore(milliseconds: milliseconds) }
+        return found
     }
 
     /// Moves the head back `steps` roots along its parents. Durable; O(steps), whatever the store size:

@@ -58,6 +58,7 @@ struct IntegrityWalk {
         walkTree(snapshot.state.timeIndex, owner: "time index")
         walkTree(snapshot.state.snapshots, owner: "snapshot tree")
         walkPacks(snapshot.state.packs)
+        walkTree(snapshot.state.headTimeline, owner: "head timeline")
         walkFreeTree(snapshot.state.freeTree)
         var retained = 0
         let history = BTree(root: snapshot.state.historyIndex, owner: .system)

@@ -149,7 +149,7 @@ enum Recovery {
                     _ = try reader.checkedPage(page, kind: nil)
                 }
             }
-            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index] {
+            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
             try validateMergedLists(record, reader: reader)

@@ -251,6 +251,7 @@ extension Store {
         state.timeIndex = timeReference
         state.retention = options.retention
         state.dropsUndoneBranches = options.dropsUndoneBranches
+        state.secureDelete = options.secureDelete
         let statePage = PageBuffer(pageSize: pageSize)
         state.encode(into: statePage.bytes)
         statePage.seal(kind: .state, page: stateReference.page, birth: first)

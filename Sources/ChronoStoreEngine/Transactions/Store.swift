@@ -39,6 +39,8 @@ package final class Store: @unchecked Sendable {
     private var replaced = false
     /// The highest transaction id this process has handed out.
     private var transactionFloor = TransactionID.none
+    /// Secure delete: free-tree entries released at or before this were overwritten with zeros.
+    var zeroedThrough = TransactionID.none
 
     init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
          access: StoreAccess, recovered: Recovery.Outcome) {
@@ -265,7 +267,7 @@ package final class Store: @unchecked Sendable {
     }
 
     /// The oldest root a reader of another handle (any process, any name) may read, or nil.
-    private func oldestReadElsewhere() -> UInt64? {
+    func oldestReadElsewhere() -> UInt64? {
         // A failed query must not free pages someone reads: then treat everything as pinned.
         do {
             let inSlots = try coordination?.oldestReadByOthers()
@@ -278,7 +280,7 @@ package final class Store: @unchecked Sendable {
 
     /// Pages released at or before this transaction may be reused: it is durable, and no reader
     /// in any process reads an older root.
-    private func horizonLocked(_ elsewhere: UInt64?) -> TransactionID {
+    func horizonLocked(_ elsewhere: UInt64?) -> TransactionID {
         var horizon = slots.syncedTransaction
         if let oldest = pins.keys.min() { horizon = min(horizon, oldest) }
         if let other = elsewhere { horizon = min(horizon, TransactionID(other)) }
@@ -296,7 +298,9 @@ package final class Store: @unchecked Sendable {
     /// Whether the next commit syncs: always in durable mode, every `checkpointInterval`
     /// commits in deferred mode.
     var nextCommitSyncs: Bool {
-        options.durability == .durable || lock.withLock { slots.unsyncedCommitCount + 1 >= options.checkpointInterval }
+        // Secure delete zeroes freed pages only once the commit freeing them is durable.
+        options.durability == .durable
+            || lock.withLock { published.state.secureDelete || slots.unsyncedCommitCount + 1 >= options.checkpointInterval }
     }
 
     /// The synced transaction a new state record names: recovery verifies every state after it.
@@ -342,6 +346,7 @@ package final class Store: @unchecked Sendable {
         }
         coordination?.bumpChangeCounter()
         lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
+        try zeroReusablePages(after: transaction, snapshot: snapshot)
     }
 
     /// Releases the writer after an abort or a failed commit.

@@ -35,6 +35,9 @@ package struct StoreOptions: Sendable, Equatable {
     package var clock: WallClock = .system
     /// How old page versions are packed into deltas (format version 2 stores).
     package var packing: HistoryPacking = .standard
+    /// For a new store: overwrite every freed page with zeros once it is reusable (see
+    /// `Store+SecureDelete.swift`). Kept in the state; commits of such a store always sync.
+    package var secureDelete = false
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,

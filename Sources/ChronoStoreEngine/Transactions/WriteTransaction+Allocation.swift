@@ -131,7 +131,9 @@ extension WriteTransaction {
                 _ = try tree.remove(leftoverKey(number), editor: self)
             }
             allocator.leftoverChunkCount = leftoverChunks.count
-            let released = allocator.released.sorted()
+            // Sorted in place: later passes find it almost sorted, which sorting does in O(n).
+            allocator.released.sort()
+            let released = allocator.released
             for (number, start) in stride(from: 0, to: released.count, by: perEntry).enumerated() {
                 let chunk = released[start..<min(start + perEntry, released.count)]
                 _ = try tree.put(

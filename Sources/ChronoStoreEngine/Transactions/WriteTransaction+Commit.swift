@@ -185,6 +185,7 @@ extension WriteTransaction {
         // Packed history: old versions of the head's lineage become deltas.
         if makesRoot && history.relocationThreshold == nil { try packHistory(&trees, head: head) }
         try finishPacking()
+        var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
         if let threshold = history.relocationThreshold {
             var relocator = Relocator(threshold: threshold, total: 0, progress: { _ in })
             trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
@@ -193,6 +194,7 @@ extension WriteTransaction {
             snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
             packWork.tree.root = try relocator.relocate(packWork.tree.root, owner: .system, catalog: false, in: self)
             packWork.counters.index = packWork.tree.root
+            timeline.root = try relocator.relocate(timeline.root, owner: .system, catalog: false, in: self)
         }
         publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
@@ -213,9 +215,12 @@ extension WriteTransaction {
         state.timeIndex = trees.times.root
         state.retention = retention
         state.dropsUndoneBranches = dropsUndone
+        state.secureDelete = base.state.secureDelete
+        state.zeroedThrough = max(base.state.zeroedThrough, store.lock.withLock { store.zeroedThrough })
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
         state.packs = packWork.counters
+        (state.headTimeline, state.headTimelineCount) = timeline
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))

@@ -1,0 +1,117 @@
+// Secure delete: once the history holding a deleted value is pruned, no byte of it is left on disk.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+@Suite("Secure delete")
+struct SecureDeleteTests {
+    /// A marker no page would hold by chance, and a value made of it: `pages` pages of it, or a
+    /// short inline value when 0.
+    static func secret(pages: Int, pageSize: Int = 4096) -> (marker: [UInt8], value: [UInt8]) {
+        var random = SystemRandomNumberGenerator()
+        let marker = bytes("secret-") + (0..<17).map { _ in UInt8.random(in: 97...122, using: &random) }
+        let count = pages == 0 ? 1 : pages * pageSize / marker.count + 1
+        return (marker, Array((0..<count).map { _ in marker }.joined()))
+    }
+
+    /// Whether the file at `path` (if any) holds `marker` anywhere.
+    static func fileHolds(_ path: String, _ marker: [UInt8]) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return data.range(of: Data(marker)) != nil
+    }
+
+    static func options(_ retention: RetentionPolicy, secureDelete: Bool) -> StoreOptions {
+        var options = StoreOptions(retention: retention)
+        options.secureDelete = secureDelete
+        return options
+    }
+
+    @Test(arguments: [0, 3])
+    func aDeletedValueLeavesNoByteInTheDataOrLockFileOnceItsHistoryIsCleared(pages: Int) throws {
+        let directory = try TemporaryDirectory()
+        for secureDelete in [true, false] {
+            let path = directory.file("quotes-\(secureDelete).chrono")
+            let (marker, value) = Self.secret(pages: pages)
+            let store = try Store.create(at: path, options: Self.options(.limitless, secureDelete: secureDelete))
+            for index in 0..<20 { try store.write { try $0.put(bytes("q\(index)"), bytes("quote \(index)"), in: "quotes") } }
+            try store.write { try $0.put(bytes("private"), value, in: "quotes") }
+            for index in 0..<5 { try store.write { try $0.put(bytes("r\(index)"), bytes("later \(index)"), in: "quotes") } }
+            try store.write { _ = try $0.delete(bytes("private"), in: "quotes") }
+            #expect(try Self.fileHolds(path, marker), "the history still holds the value before it is cleared")
+            try store.clearHistory()
+            try store.close()
+            // Without secure delete the freed pages keep their bytes: the scan can see them.
+            #expect(try Self.fileHolds(path, marker) == !secureDelete, "secure delete \(secureDelete)")
+            #expect(try !Self.fileHolds(path + ".lock", marker))
+            // The flag and the zeroing mark, read as Docs/FileFormat.md lays them out.
+            let spec = try SpecReader(path: path)
+            #expect(spec.state.flags & 2 == (secureDelete ? 2 : 0))
+            #expect((spec.state.zeroedThrough > 0) == secureDelete && spec.state.zeroedThrough < spec.state.transaction)
+            let reopened = try Store.open(at: path)
+            #expect(try reopened.snapshot.state.secureDelete == secureDelete)
+            #expect(try reopened.verify().isSound)
+            #expect(try reopened.read { try $0.value(forKey: bytes("q3"), in: "quotes") } == bytes("quote 3"))
+            try reopened.close()
+        }
+    }
+
+    @Test(arguments: [Durability.durable, .deferred])
+    func underLastOneAWriteThatFreesTheOldHeadZeroesItsPagesBeforeReturning(durability: Durability) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("last.chrono")
+        let (marker, value) = Self.secret(pages: 2)
+        var options = Self.options(.lastRoots(1), secureDelete: true)
+        // Deferred mode too: a secure-delete store syncs every commit, so freed pages are reusable at once.
+        options.durability = durability
+        let store = try Store.create(at: path, options: options)
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("a"), value, in: "c") }
+        try store.write { try $0.put(bytes("b"), bytes("other"), in: "c") }
+        #expect(try Self.fileHolds(path, marker))
+        try store.write { _ = try $0.delete(bytes("a"), in: "c") }
+        #expect(try !Self.fileHolds(path, marker))
+        #expect(try store.verify().isSound)
+    }
+
+    @Test func pagesAReaderMayStillReadAreZeroedByTheFirstCommitAfterItCloses() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("reader.chrono")
+        let (marker, value) = Self.secret(pages: 1)
+        let store = try Store.create(at: path, options: Self.options(.lastRoots(1), secureDelete: true))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("a"), value, in: "c") }
+        let reader = try store.beginRead()
+        try store.write { _ = try $0.delete(bytes("a"), in: "c") }
+        try store.write { try $0.put(bytes("b"), bytes("1"), in: "c") }
+        // The reader still reads the value from its pages.
+        #expect(try reader.value(forKey: bytes("a"), in: "c") == value)
+        #expect(try Self.fileHolds(path, marker))
+        reader.close()
+        try store.write { try $0.put(bytes("b"), bytes("2"), in: "c") }
+        #expect(try !Self.fileHolds(path, marker))
+        #expect(try store.verify().isSound)
+    }
+
+    @Test func compactionAndPruningUnderSecureDeleteLeaveASoundStoreAndNoDeletedBytes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("compact.chrono")
+        var secrets: [[UInt8]] = []
+        let store = try Store.create(at: path, options: Self.options(.lastRoots(3), secureDelete: true))
+        for index in 0..<30 {
+            let (marker, value) = Self.secret(pages: index % 4)
+            secrets.append(marker)
+            try store.write { try $0.put(bytes("k\(index % 7)"), value, in: "c") }
+        }
+        try store.write { transaction in
+            for index in 0..<7 { _ = try transaction.delete(bytes("k\(index)"), in: "c") }
+        }
+        try store.prune()
+        try store.compact()
+        try store.clearHistory()
+        #expect(try store.verify().isSound)
+        try store.close()
+        for marker in secrets { #expect(try !Self.fileHolds(path, marker)) }
+    }
+}
