@@ -44,6 +44,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 
     /// The allocator's state; see `WriteTransaction+Allocation.swift`.
     var allocator: AllocatorState
+    /// The group-commit epoch this transaction's base belongs to (see `GroupCommit`).
+    var groupEpoch: UInt64 = 0
     private(set) var isFinished = false
     /// An edit failed part way; the transaction can only be aborted.
     private(set) var isPoisoned = false
