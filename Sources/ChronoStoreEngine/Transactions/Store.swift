@@ -234,11 +234,17 @@ package final class Store: @unchecked Sendable {
     /// Then confirms the path still names this file: a commit into a replaced file would be
     /// acknowledged but never seen.
     /// Registered commits that are not yet synced keep the file's locks for the process: then
-    /// only the gate is taken, and this returns false.
+    /// only the gate is taken (and the path checked), and this returns false.
     @discardableResult
     private func acquireWriter() throws -> Bool {
         writerGate.acquire()
-        guard groupCommit.takeFileWriter() else { return false }
+        guard groupCommit.takeFileWriter() else {
+            do { try checkStillNamed() } catch {
+                releaseWriter()
+                throw error
+            }
+            return false
+        }
         do {
             try fileLocks?.lockWriter()
         } catch {
