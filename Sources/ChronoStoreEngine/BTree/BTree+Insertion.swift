@@ -65,10 +65,14 @@ extension BTree {
         depth: Int, editor: some TreeEditing
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
-        let read = try editor.node(reference)
-        // A leaf still in page form that has room: edit its bytes (no decode, no split).
-        if case .leafPage(let view) = read, let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
-            return InsertResult(reference: edited.reference, previous: edited.previous)
+        var read: NodeRead?
+        if reference.birth != editor.transaction {
+            // A committed leaf with room: copy its bytes with the edit (no decode, no split).
+            read = try editor.node(reference)
+            if case .leafPage(let view)? = read,
+                let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
+                return InsertResult(reference: edited.reference, previous: edited.previous)
+            }
         }
         let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
