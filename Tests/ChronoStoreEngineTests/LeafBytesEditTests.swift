@@ -53,6 +53,45 @@ struct LeafBytesEditTests {
         }
     }
 
+    @Test func removingAsBytesGivesTheSamePageAsEditingTheDecodedNode() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests removal seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<300 {
+            let (node, page) = randomLeaf(Int.random(in: 1...60, using: &generator), pageSize: 4096, generator: &generator)
+            let index = Int.random(in: 0..<node.keys.count, using: &generator)
+            node.remove(at: index)
+            let expected = PageBuffer(pageSize: 4096)
+            NodeLayout.encode(node, into: expected)
+            expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            let edited = PageBuffer(pageSize: 4096)
+            NodeLayout.encodeRemoving(LeafView(page: page), index: index, into: edited)
+            edited.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            #expect(Array(edited.readOnly) == Array(expected.readOnly), "seed \(seed)")
+        }
+    }
+
+    @Test func aDeleteFromACommittedLeafThatStaysAQuarterFullCopiesItsBytes() throws {
+        let store = try Store.create(in: FaultInjectingFile(), options: StoreOptions())
+        try store.write { transaction in
+            // About 2,500 bytes: one leaf, more than a quarter full after one delete.
+            for index in 0..<50 { try transaction.put(bytes("k\(index)"), bytes("value \(index)") + Array(repeating: 0x2E, count: 32), in: "c") }
+        }
+        try store.write { transaction in
+            let existed = try transaction.delete(bytes("k10"), in: "c")
+            #expect(existed)
+            let raw = transaction.dirty.values.contains { if case .raw(_, .leaf, _) = $0 { true } else { false } }
+            #expect(raw)
+        }
+        let (deleted, kept, count) = try store.read { reader in
+            (try reader.value(forKey: bytes("k10"), in: "c"), try reader.value(forKey: bytes("k11"), in: "c"), try reader.count(in: "c"))
+        }
+        #expect(deleted == nil)
+        #expect(text(kept) == "value 11" + String(repeating: ".", count: 32))
+        #expect(count == 49)
+        #expect(try store.verify().isSound)
+    }
+
     @Test func aPutIntoACommittedLeafWritesItAsBytesAndReadsBack() throws {
         let store = try Store.create(in: FaultInjectingFile(), options: StoreOptions())
         try store.write { transaction in

@@ -1,4 +1,4 @@
-// Editing a leaf page as bytes: one entry inserted or replaced while the others are copied whole.
+// Editing a leaf page as bytes: one entry inserted, replaced or removed while the others are copied whole.
 
 extension NodeLayout {
     /// Writes one leaf entry (key length, value field, key, value) at `cursor`; returns where the
@@ -49,6 +49,21 @@ extension NodeLayout {
             from += 1
         }
         precondition(cursor <= bytes.count, "leaf overflows its page")
+    }
+
+    /// Lays out the leaf `view` holds without entry `index`, copying the others as bytes.
+    static func encodeRemoving(_ view: LeafView, index: Int, into page: PageBuffer) {
+        let bytes = page.bytes
+        let source = view.page.readOnly
+        var cursor = leafOffsetsStart + 2 * (view.count - 1)
+        var target = 0
+        for from in 0..<view.count where from != index {
+            bytes.storeLittleEndian(UInt16(cursor), at: leafOffsetsStart + 2 * target)
+            let length = view.entryByteCount(from) - 2
+            (bytes.baseAddress! + cursor).copyMemory(from: source.baseAddress! + view.entryOffset(from), byteCount: length)
+            cursor += length
+            target += 1
+        }
     }
 }
 
