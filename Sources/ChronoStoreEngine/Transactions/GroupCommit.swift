@@ -108,9 +108,6 @@ final class GroupCommit: @unchecked Sendable {
         locked { (written ?? published, epoch) }
     }
 
-    /// With the gate held: whether registered commits are still unsettled.
-    var hasPending: Bool { locked { pendingCount > 0 } }
-
     /// The synced transaction a durable commit on `base` names: its base when nothing is pending
     /// (the base is then synced), else the end of the newest group that has a slot.
     func namedSyncedTransaction(base: TransactionID) -> TransactionID {
