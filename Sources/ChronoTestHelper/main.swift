@@ -4,6 +4,10 @@ import Foundation
 
 // Usage:
 //   chrono-test-helper write STORE PREFIX COUNT     commit COUNT single-put transactions, keys PREFIX-i
+//   chrono-test-helper write-threads STORE PREFIX THREADS COUNT
+//                                                   THREADS threads at once each commit COUNT durable single-put
+//                                                   transactions, keys PREFIX-t-i; prints "acknowledged KEY"
+//                                                   as each commit returns
 //   chrono-test-helper count STORE COLLECTION       print the collection's entry count
 //   chrono-test-helper create-open STORE MILLIS     at MILLIS (ms since 1970) open or create STORE, put one key
 //   chrono-test-helper hold-write STORE             begin a write, put "held", print "ready", commit at end of input
@@ -16,12 +20,12 @@ guard arguments.count >= 2 else {
     exit(2)
 }
 
-func fail(_ message: String) -> Never {
+@Sendable func fail(_ message: String) -> Never {
     FileHandle.standardError.write("chrono-test-helper: \(message)\n".data(using: .utf8)!)
     exit(1)
 }
 
-func say(_ line: String) {
+@Sendable func say(_ line: String) {
     FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
 }
 
@@ -46,6 +50,40 @@ func cycle(_ path: String, prefix: String, count: Int) throws {
     }
 }
 
+/// Commits from several threads at once, so their durable commits share syncs.
+func writeFromThreads(_ path: String, prefix: String, threads: Int, count: Int) throws {
+    let store = try Store.open(at: path)
+    let output = NSLock()
+    let done = DispatchGroup()
+    for thread in 0..<threads {
+        done.enter()
+        Thread {
+            commitFromThread(store, prefix: prefix, thread: thread, count: count, output: output)
+            done.leave()
+        }.start()
+    }
+    done.wait()
+    try store.close()
+}
+
+/// One thread's commits for `write-threads`.
+@Sendable func commitFromThread(_ store: Store, prefix: String, thread: Int, count: Int, output: NSLock) {
+    for index in 0..<count {
+        let key = "\(prefix)-\(thread)-\(index)"
+        do {
+            try store.write { transaction in
+                let seen = try transaction.count(in: "shared")
+                try transaction.put(Array(key.utf8), Array("\(seen)".utf8), in: "shared")
+            }
+        } catch {
+            fail("\(key): \(error)")
+        }
+        output.lock()
+        say("acknowledged \(key)")
+        output.unlock()
+    }
+}
+
 do {
     let path = arguments[1]
     switch arguments[0] {
@@ -60,6 +98,8 @@ do {
             }
         }
         try store.close()
+    case "write-threads":
+        try writeFromThreads(path, prefix: arguments[2], threads: Int(arguments[3]) ?? 1, count: Int(arguments[4]) ?? 0)
     case "count":
         let store = try Store.open(at: path)
         try store.read { print(try $0.count(in: arguments[2])) }

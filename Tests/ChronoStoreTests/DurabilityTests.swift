@@ -20,6 +20,36 @@ import Testing
         #expect(try await reopened.verify().isSound)
     }
 
+    @Test func durableTransactionsFromManyTasksAtOnceAreAllKeptAndObservedOnce() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("group.chrono"))
+        let store = try ChronoStore.create(at: url)
+        let counters = store.datastore(CounterFormat.self)
+        let changes = counters.changes()
+        // Group commit: each task's commit returns once durable, while the next task's is built.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<15 { try await counters.persist(Counter(id: "t\(task)-\(index)", value: index)) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await counters.count() == 120)
+        // Observers hear each commit's record once, however the commits were grouped.
+        var created: [String] = []
+        for try await change in changes {
+            #expect(change.kind == .created)
+            created.append(change.identifier)
+            if Set(created).count == 120 { break }
+        }
+        #expect(created.count == 120)
+        try await store.close()
+        let reopened = try await ChronoStore.open(at: url, createIfMissing: false)
+        #expect(try await reopened.datastore(CounterFormat.self).count() == 120)
+        #expect(try await reopened.verify().isSound)
+    }
+
     @Test func aStoreOpenedWithTheWrongPageSizeIsRefused() async throws {
         let directory = try TemporaryDirectory(prefix: "typed")
         let url = URL(fileURLWithPath: directory.file("pages.chrono"))

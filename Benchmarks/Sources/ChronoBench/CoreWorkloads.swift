@@ -4,7 +4,8 @@ import ChronoStoreEngine
 
 /// Runs the core workloads on one ChronoStore store and one SQLite database, in this order:
 /// 1. bulk load of `recordCount` records in one durable transaction;
-/// 2. single-put commits, durable and then deferred (fresh keys each run);
+/// 2. single-put commits, durable, then durable from 8 threads at once (group commit), then
+///    deferred (fresh keys each run);
 /// 3. batches of puts, durable (fresh keys);
 /// 4. random point reads of loaded keys;
 /// 5. range scans starting at random loaded keys;
@@ -39,12 +40,17 @@ struct CoreWorkloads {
 
     /// Which record indices each workload uses: loaded records first, then fresh ones for the
     /// single-put runs (durable, then deferred) and the batches.
-    private var layout: (loaded: Range<Int>, singles: Int, deferredSingles: Int, batches: Int, totalCount: Int) {
+    private var layout: (loaded: Range<Int>, singles: Int, concurrentSingles: Int, deferredSingles: Int, batches: Int, totalCount: Int) {
         let singles = scale.recordCount
-        let deferredSingles = singles + scale.singleCommitCount * scale.repetitions
+        let concurrentSingles = singles + scale.singleCommitCount * scale.repetitions
+        let deferredSingles = concurrentSingles + Self.committerCount * scale.singleCommitCount * scale.repetitions
         let batches = deferredSingles + scale.singleCommitCount * scale.repetitions
-        return (0..<scale.recordCount, singles, deferredSingles, batches, batches + scale.batchCount * scale.batchSize)
+        return (0..<scale.recordCount, singles, concurrentSingles, deferredSingles, batches,
+                batches + scale.batchCount * scale.batchSize)
     }
+
+    /// Threads committing at once in the group-commit workload.
+    static let committerCount = 8
 
     private func writeWorkloads(
         _ runner: ComparisonRunner, _ records: RecordSet, _ chronoStore: ChronoStoreSubject, _ sqlite: SQLiteSubject
@@ -80,6 +86,8 @@ struct CoreWorkloads {
                 return nil
             })
 
+        try concurrentSingles(runner, records, chronoStore, sqlite)
+
         try chronoStore.setSyncMode(.deferred)
         try sqlite.setSyncMode(.deferred)
         try runner.compare(
@@ -108,6 +116,49 @@ struct CoreWorkloads {
                 try sqlite.putInBatches(records, batched, batchSize: scale.batchSize)
                 return nil
             })
+    }
+
+    /// Group commit: `committerCount` threads each commit `singleCommitCount` single-put durable
+    /// transactions at once (SQLite's connection takes them in turn). Notes ChronoStore's speed-up
+    /// over the single committer of the previous workload.
+    private func concurrentSingles(
+        _ runner: ComparisonRunner, _ records: RecordSet, _ chronoStore: ChronoStoreSubject, _ sqlite: SQLiteSubject
+    ) throws {
+        let count = scale.singleCommitCount
+        let committers = Self.committerCount
+        let base = layout.concurrentSingles
+        func ranges(_ run: Int) -> [Range<Int>] {
+            (0..<committers).map { thread in
+                let start = base + (run * committers + thread) * count
+                return start..<start + count
+            }
+        }
+        let workload = "single-put commits, \(committers) threads at once (\(committers) x \(count))"
+        try runner.compare(
+            workload, group: Self.group, operationCount: committers * count, sync: .durable, runs: scale.repetitions,
+            chronoStore: { run in
+                try chronoStore.putEachFromThreads(records, ranges(run))
+                return nil
+            },
+            sqlite: { run in
+                try sqlite.putEachFromThreads(records, ranges(run))
+                return nil
+            })
+        // The disk's sync time drifts within seconds here: compare throughputs in back-to-back
+        // pairs, which put the records just written again (same values: both engines' contents
+        // stay equal for the workloads that follow).
+        var speedUps: [Double] = []
+        for run in 0..<scale.repetitions {
+            let single = try Stopwatch.time { try chronoStore.putEachInItsOwnTransaction(records, ranges(run)[0]) }
+            let concurrent = try Stopwatch.time { try chronoStore.putEachFromThreads(records, ranges(run)) }
+            speedUps.append(Double(committers) * single.seconds / concurrent.seconds)
+        }
+        let speedUp = Stopwatch.median(speedUps)
+        runner.note(
+            "group commit: \(committers) threads committing at once reach \(Formatting.ratio(speedUp)) the throughput of one "
+                + "committer (median of \(speedUps.count) back-to-back pairs: "
+                + speedUps.map(Formatting.ratio).joined(separator: ", ") + "; target 4x)")
+        Console.progress("group commit speed-up over one committer: \(Formatting.ratio(speedUp))")
     }
 
     private func readWorkloads(

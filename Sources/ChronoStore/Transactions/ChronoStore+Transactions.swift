@@ -34,8 +34,11 @@ extension ChronoStore {
             return try await body()
         }
         await writers.acquire()
-        defer { writers.release() }
-        let (writer, base) = try await beginWrite(label: label)
+        let (writer, base): (WriteTransaction, TransactionID)
+        do { (writer, base) = try await beginWrite(label: label) } catch {
+            writers.release()
+            throw error
+        }
         let context = TransactionContext(writer: writer)
         let result: Result
         do {
@@ -45,6 +48,7 @@ extension ChronoStore {
         } catch {
             _ = context.finish()
             writer.abort()
+            writers.release()
             throw ChronoStoreError.wrap(error)
         }
         let log = context.finish()
@@ -102,14 +106,18 @@ extension ChronoStore {
     ) async throws -> Result {
         if let context = TransactionContext.active(for: self) { return try engineCall { try context.write(body) } }
         await writers.acquire()
-        defer { writers.release() }
-        let (writer, base) = try await beginWrite(label: label)
+        let (writer, base): (WriteTransaction, TransactionID)
+        do { (writer, base) = try await beginWrite(label: label) } catch {
+            writers.release()
+            throw error
+        }
         var log = ChangeLog()
         let result: Result
         do {
             result = try engineCall { try body(writer, &log) }
         } catch {
             writer.abort()
+            writers.release()
             throw error
         }
         if try await commit(writer) { hub.publish(from: base, recorded: log.effective) }
@@ -132,10 +140,24 @@ extension ChronoStore {
         return handoff.value
     }
 
-    /// Commits `writer` on the lane (a durable commit waits for the disk); returns whether a new
-    /// root was committed.
+    /// Commits `writer` and releases the writer gate (whatever happens); returns whether a new
+    /// root was committed, once it is durable.
+    ///
+    /// The commit is written on the lane; the wait for its sync runs beside the lane, after the
+    /// gate is released, so the next transaction is built and written meanwhile and several
+    /// durable commits share one sync (group commit).
     private func commit(_ writer: WriteTransaction) async throws -> Bool {
         let handoff = LaneHandoff(value: writer)
-        return try await lane.run { try handoff.value.commit() != nil }
+        let ticket: CommitTicket?
+        do {
+            ticket = try await lane.run { try handoff.value.writeCommit() }
+        } catch {
+            writers.release()
+            throw error
+        }
+        writers.release()
+        guard let ticket else { return false }
+        try await lane.wait { [engine] in try engine.awaitDurable(ticket) }
+        return true
     }
 }

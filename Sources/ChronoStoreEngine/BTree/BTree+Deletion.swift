@@ -28,7 +28,15 @@ extension BTree {
     private func remove(
         _ key: UnsafeRawBufferPointer, from reference: PageReference, editor: some TreeEditing
     ) throws -> (PageReference?, LeafValue) {
-        let (newReference, content) = try editableNode(reference, editor: editor)
+        var read: NodeRead?
+        if reference.birth != editor.transaction {
+            // A committed leaf that stays at least a quarter full: copy its bytes without the entry.
+            read = try editor.node(reference)
+            if case .leafPage(let view)? = read, let edited = try removeFromLeafPage(view, key: key, at: reference, editor: editor) {
+                return (edited.reference, edited.removed)
+            }
+        }
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
             let (index, found) = Self.search(leaf, key)

@@ -30,7 +30,8 @@ extension BTree {
 
     /// The editable copy of the node at `reference`: the node itself when this transaction
     /// already wrote it, else a decoded copy on a newly allocated page (the old page released).
-    func editableNode(_ reference: PageReference, editor: some TreeEditing) throws -> (PageReference, DirtyPage) {
+    /// `read` is the node as `editor.node(reference)` returned it, when the caller has it.
+    func editableNode(_ reference: PageReference, read: NodeRead? = nil, editor: some TreeEditing) throws -> (PageReference, DirtyPage) {
         if reference.birth == editor.transaction, let dirty = editor.dirtyPage(reference.page) {
             // A node this transaction copied as bytes becomes an editable node on the same page.
             switch dirty {
@@ -47,7 +48,7 @@ extension BTree {
             }
         }
         let copy: DirtyPage
-        switch try editor.node(reference) {
+        switch try read ?? editor.node(reference) {
         case .leafPage(let view): copy = .leaf(NodeLayout.decodeLeaf(view.page))
         case .branchPage(let view): copy = .branch(NodeLayout.decodeBranch(view.page))
         case .leaf(let node): copy = .leaf(node)
@@ -64,7 +65,16 @@ extension BTree {
         depth: Int, editor: some TreeEditing
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
-        let (newReference, content) = try editableNode(reference, editor: editor)
+        var read: NodeRead?
+        if reference.birth != editor.transaction {
+            // A committed leaf with room: copy its bytes with the edit (no decode, no split).
+            read = try editor.node(reference)
+            if case .leafPage(let view)? = read,
+                let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
+                return InsertResult(reference: edited.reference, previous: edited.previous)
+            }
+        }
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
             let (index, found) = Self.search(leaf, keyBytes)

@@ -13,7 +13,8 @@
 ///   directly. A process that opens the store does not know them; they then go when automatic
 ///   pruning reaches them in commit order, or at `prune()`.
 ///
-/// Both are remembered only after the commit that computed them is published.
+/// Both are remembered when the commit that computed them is published, or for a durable commit
+/// when it is written and registered for its group's sync (forgotten if that group fails).
 ///
 /// `@unchecked Sendable`: `lock` guards every stored property. Only the writer (one at a time)
 /// uses them, so the lock is never contended; it is there for the type checker.
@@ -34,6 +35,14 @@ final class PruningMemory: @unchecked Sendable {
 
     /// Roots a published commit left behind and has not dropped yet.
     var rootsLeftBehind: Set<TransactionID> { lock.withLock { leftBehind } }
+
+    /// Forgets everything: a commit that was remembered before it was published has failed.
+    func forget() {
+        lock.withLock {
+            knowsSnapshots = false
+            leftBehind = []
+        }
+    }
 
     /// Records what a published commit computed.
     func remember(snapshotCounts counts: [TransactionID: Int], for root: PageReference, leftBehind roots: Set<TransactionID>) {

@@ -23,6 +23,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private var operationsBeforeCrash: Int?
     private var failingSyncs = 0
     private var failedSyncsLoseWrites = false
+    private var syncHook: (() -> Void)?
     private(set) package var hasCrashed = false
     private(set) package var syncCount = 0
     private(set) package var writeCount = 0
@@ -151,22 +152,36 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in the middle of every later sync, after the sync has started and before it
+    /// returns, as another thread of the process would run while a real sync waits for the disk.
+    /// Writes `body` makes are not covered by that sync: they stay pending. `nil` removes it.
+    package func duringSyncs(_ body: (() -> Void)?) {
+        lock.withLock { syncHook = body }
+    }
+
     package func synchronize() throws {
-        try lock.withLock {
+        let (covered, hook) = try lock.withLock { () throws -> (Int, (() -> Void)?) in
             try tick("fdatasync")
+            return (pending.count, syncHook)
+        }
+        hook?()
+        try lock.withLock {
+            // A crash while the sync waited: it never completed.
+            if hasCrashed { throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode) }
             if failingSyncs > 0 {
                 failingSyncs -= 1
-                if failedSyncsLoseWrites { pending.removeAll() }
+                if failedSyncsLoseWrites { pending.removeFirst(min(covered, pending.count)) }
                 throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode)
             }
-            // Only what is pending reaches the disk: writes a failed sync dropped stay lost.
-            for operation in pending {
+            // Only what was pending when the sync began reaches the disk: writes a failed sync
+            // dropped stay lost, and writes made during the sync stay pending.
+            for operation in pending.prefix(covered) {
                 switch operation {
                 case .write(let offset, let bytes): Self.apply(bytes, at: offset, to: &durable)
                 case .truncate(let byteCount): Self.resize(&durable, to: byteCount)
                 }
             }
-            pending.removeAll()
+            pending.removeFirst(min(covered, pending.count))
             syncCount += 1
         }
     }

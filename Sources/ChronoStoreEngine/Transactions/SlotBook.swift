@@ -17,6 +17,10 @@ struct SlotBook {
     var syncedTransaction: TransactionID
     /// The head root of the synced state (kept readable until the next sync).
     var syncedHead: TransactionID
+    /// Pages released after this transaction may not be reused yet: the durable slot names the
+    /// end of a commit group, and recovery of it checks the group's commits from this one on
+    /// (nil: no such limit; see `GroupCommit`).
+    var reuseLimit: TransactionID?
     var unsyncedCommitCount = 0
     /// The newest state came from another process that did not sync it.
     var newestMayBeUnsynced = false
@@ -42,6 +46,7 @@ struct SlotBook {
         lastWrittenSlot = index
         newestMayBeUnsynced = false
         if synced {
+            reuseLimit = nil
             durableSlot = index
             durableSlotVerified = slot.isVerified
             syncedTransaction = snapshot.transaction
@@ -54,6 +59,7 @@ struct SlotBook {
 
     /// After a sync: the last written slot now holds a durable state.
     mutating func markSynced(_ snapshot: StoreSnapshot) {
+        reuseLimit = nil
         if syncedTransaction < snapshot.transaction {
             durableSlot = lastWrittenSlot
             durableSlotVerified = false
@@ -77,6 +83,7 @@ struct SlotBook {
         highestSequence = max(highestSequence, newest.slot.sequence)
         lastWrittenSlot = newest.index
         unsyncedCommitCount = 0
+        reuseLimit = nil
         if newest.slot.isDurable || newest.slot.isVerified || (newest.slot.isSyncPending && newest.slot.sequence <= syncedSequence) {
             durableSlot = newest.index
             durableSlotVerified = newest.slot.isVerified

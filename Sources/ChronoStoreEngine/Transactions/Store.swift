@@ -23,17 +23,19 @@ package final class Store: @unchecked Sendable {
     /// The data file had more than one hard link when opened.
     let hasSeveralNames: Bool
     let writerGate = WriterGate()
+    /// Durable commits written and waiting for the sync they will share (see `GroupCommit`).
+    let groupCommit = GroupCommit()
     /// What pruning remembers between commits (only the writer uses it).
     let pruningMemory = PruningMemory()
 
     let lock = Lock()
     // Guarded by `lock`:
-    private(set) var published: StoreSnapshot
+    var published: StoreSnapshot
     var pins: [TransactionID: Int] = [:]
-    private var failure: IOError?
+    var failure: IOError?
     private var isClosed = false
-    private var slots: SlotBook
-    private var seenChangeCounter: UInt64 = 0
+    var slots: SlotBook
+    var seenChangeCounter: UInt64 = 0
     private var seenSyncFailureCount: UInt64 = 0
     /// Set once the path names another file (the store was replaced): nothing more is read or written.
     private var replaced = false
@@ -154,18 +156,23 @@ package final class Store: @unchecked Sendable {
     package func beginWrite() throws -> WriteTransaction {
         try checkOpen()
         if isReadOnly { throw StoreError.readOnlyStore(path: path) }
-        try acquireWriter()
+        let tookFileWriter = try acquireWriter()
         do {
             try checkOpen()
-            try refreshForWriter()
+            // While this process keeps the file's writer lock for registered commits, no other
+            // process can have written; the header then holds this process's own pending slot.
+            if tookFileWriter { try refreshForWriter() }
             try upgradeFormatIfNeeded()
-            let (snapshot, horizon, pinned, id) = try lock.withLock {
-                () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID) in
+            let (snapshot, horizon, pinned, id, epoch) = try lock.withLock {
+                () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID, UInt64) in
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
                 let elsewhere = oldestReadElsewhere()
-                return (published, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere), reserveTransactionLocked())
+                let (base, epoch) = groupCommit.base(published: published)
+                return (base, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere, base: base), reserveTransactionLocked(), epoch)
             }
-            return WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
+            let transaction = WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
+            transaction.groupEpoch = epoch
+            return transaction
         } catch {
             releaseWriter()
             throw error
@@ -233,11 +240,22 @@ package final class Store: @unchecked Sendable {
     /// name of the store shares it), then the lock file's `flock` that format-1 processes use.
     /// Then confirms the path still names this file: a commit into a replaced file would be
     /// acknowledged but never seen.
-    private func acquireWriter() throws {
+    /// Registered commits that are not yet synced keep the file's locks for the process: then
+    /// only the gate is taken (and the path checked), and this returns false.
+    @discardableResult
+    private func acquireWriter() throws -> Bool {
         writerGate.acquire()
+        guard groupCommit.takeFileWriter() else {
+            do { try checkStillNamed() } catch {
+                releaseWriter()
+                throw error
+            }
+            return false
+        }
         do {
             try fileLocks?.lockWriter()
         } catch {
+            groupCommit.fileWriterNotTaken()
             writerGate.release()
             throw StoreError.io(error as? IOError ?? IOError(operation: "fcntl", path: path, code: 0))
         }
@@ -245,6 +263,7 @@ package final class Store: @unchecked Sendable {
             try coordination?.lockWriter()
         } catch {
             fileLocks?.unlockWriter()
+            groupCommit.fileWriterNotTaken()
             writerGate.release()
             throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
         }
@@ -254,6 +273,7 @@ package final class Store: @unchecked Sendable {
             releaseWriter()
             throw error
         }
+        return true
     }
 
     /// Throws ``StoreError/storeReplaced(path:)`` once the store's path names another file.
@@ -282,16 +302,18 @@ package final class Store: @unchecked Sendable {
     /// in any process reads an older root.
     func horizonLocked(_ elsewhere: UInt64?) -> TransactionID {
         var horizon = slots.syncedTransaction
+        // A group's slot makes recovery check every commit of the group: none may reuse their pages.
+        if let limit = slots.reuseLimit { horizon = min(horizon, limit) }
         if let oldest = pins.keys.min() { horizon = min(horizon, oldest) }
         if let other = elsewhere { horizon = min(horizon, TransactionID(other)) }
         return horizon
     }
 
-    private func pinnedRootsLocked(_ elsewhere: UInt64?) -> PinnedRoots {
+    private func pinnedRootsLocked(_ elsewhere: UInt64?, base: StoreSnapshot) -> PinnedRoots {
         var pinned = PinnedRoots(roots: Set(pins.keys))
         if let other = elsewhere { pinned.everythingFrom = TransactionID(other) }
         // Until a sync, a crash falls back to the synced state, so its head must stay readable.
-        if slots.syncedTransaction < published.transaction { pinned.roots.insert(slots.syncedHead) }
+        if slots.syncedTransaction < base.transaction { pinned.roots.insert(slots.syncedHead) }
         return pinned
     }
 
@@ -304,9 +326,11 @@ package final class Store: @unchecked Sendable {
     }
 
     /// The synced transaction a new state record names: recovery verifies every state after it.
-    /// A syncing commit first makes its predecessors durable, so it names its base.
+    /// A durable commit names the state its group's slot will follow (see `GroupCommit`); a
+    /// deferred-mode checkpoint first makes its predecessors durable, so it names its base.
     func syncedTransactionForCommit(base: TransactionID, syncs: Bool) -> TransactionID {
-        syncs ? base : lock.withLock { slots.syncedTransaction }
+        if options.durability == .durable { return groupCommit.namedSyncedTransaction(base: base) }
+        return syncs ? base : lock.withLock { slots.syncedTransaction }
     }
 
     /// Writes a built commit, makes it durable when it syncs, and publishes it.
@@ -354,14 +378,18 @@ package final class Store: @unchecked Sendable {
         releaseWriter()
     }
 
-    private func releaseWriter() {
+    /// Releases the gate, and the file's locks unless registered commits still need them.
+    func releaseWriter() {
+        groupCommit.releaseGate(writerGate, unlockFile: unlockFileWriter)
+    }
+
+    func unlockFileWriter() {
         coordination?.unlockWriter()
         fileLocks?.unlockWriter()
-        writerGate.release()
     }
 
     /// Latches this store read-only and tells every other process sharing it to do the same.
-    private func recordSyncFailure(_ error: IOError) {
+    func recordSyncFailure(_ error: IOError) {
         lock.withLock { failure = error }
         coordination?.recordSyncFailure()
         lock.withLock { seenSyncFailureCount = coordination?.syncFailureCount ?? 0 }
@@ -393,6 +421,7 @@ package final class Store: @unchecked Sendable {
         if isReadOnly { throw StoreError.readOnlyStore(path: path) }
         try acquireWriter()
         defer { releaseWriter() }
+        settleGroups()
         try refreshForWriter()
         return try body()
     }

@@ -74,6 +74,18 @@ extension WriteTransaction {
     ///   the store is unchanged.
     @discardableResult
     package func commit() throws -> TransactionID? {
+        guard let ticket = try writeCommit() else { return nil }
+        try store.awaitDurable(ticket)
+        return ticket.head
+    }
+
+    /// Builds the commit and writes it, without waiting for the sync that makes it durable:
+    /// ``Store/awaitDurable(_:)`` does that. A durable commit releases the writer to the next
+    /// writer of this process here, which builds on it while this one waits, so that several
+    /// commits share one sync (see `GroupCommit`). A deferred-mode commit is published here.
+    /// - Returns: the ticket to wait on, or nil when the transaction changed nothing.
+    /// - Throws: as ``commit()``; on an error the store is unchanged.
+    package func writeCommit() throws -> CommitTicket? {
         if isPoisoned {
             abort()
             throw StoreError.transactionFailed
@@ -88,16 +100,27 @@ extension WriteTransaction {
         do {
             sealed = try buildCommit(syncs: syncs)
         } catch {
+            store.groupCommit.cancelNaming()
             abort()
             throw error
         }
         markFinished()
+        let head = sealed.snapshot.head.transaction
+        if store.options.durability == .durable {
+            // Remembered before the writer is released to the next commit (forgotten if it fails).
+            rememberPruning()
+            return try store.writeGroupMember(self, pages: sealed.pages, snapshot: sealed.snapshot)
+        }
         // Publishing releases the writer whether it succeeds or throws.
         try store.publishCommit(self, pages: sealed.pages, snapshot: sealed.snapshot, syncs: syncs)
+        rememberPruning()
+        return CommitTicket(number: 0, head: head)
+    }
+
+    private func rememberPruning() {
         if let published = publishedSnapshotRoots {
             store.pruningMemory.remember(snapshotCounts: published.counts, for: published.tree, leftBehind: rootsLeftBehind)
         }
-        return sealed.snapshot.head.transaction
     }
 
     private func buildCommit(syncs: Bool) throws -> (pages: [PageBuffer], snapshot: StoreSnapshot) {

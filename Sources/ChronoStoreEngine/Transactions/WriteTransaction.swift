@@ -46,6 +46,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var allocator: AllocatorState
     /// Packed-history edits; see `Packing.swift`.
     var packWork: PackWork
+    /// The group-commit epoch this transaction's base belongs to (see `GroupCommit`).
+    var groupEpoch: UInt64 = 0
     private(set) var isFinished = false
     /// An edit failed part way; the transaction can only be aborted.
     private(set) var isPoisoned = false

@@ -1,0 +1,223 @@
+// Group commit: durable commits that writers of one process write in turn share one header slot and one sync.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A durable commit whose pages are written and whose sync is still to come.
+package struct CommitTicket: Sendable {
+    /// Position in this process's order of written commits (1, 2, ...).
+    let number: UInt64
+    /// The head the commit makes.
+    package let head: TransactionID
+}
+
+/// The durable commits this process has written but not yet acknowledged, and who syncs them.
+///
+/// A durable commit is built and its pages written while its writer holds the in-process
+/// ``WriterGate``, as before, but its header slot and sync come later: it *registers* here,
+/// releases the gate (the process keeps the data file's writer lock) and waits. The next writer
+/// of this process builds on it at once. One waiter at a time becomes the *leader*: it takes every
+/// commit registered so far as one *group*, writes one header slot naming the newest, syncs once,
+/// and acknowledges them all; waiters whose commit a finished group covers return, the others
+/// wait for the next group, whose leader one of them becomes.
+///
+/// Every member of a group names as its synced transaction the end of the group before it (the
+/// `floor`), which is synced before the group's slot is written; so recovery of a group's slot
+/// checks exactly the group's own commits (see "Group commit" in Durability.md).
+///
+/// The process keeps the data file's writer lock while any commit is registered and not yet
+/// settled: another process must not build on states that are in no header slot yet.
+///
+/// `@unchecked Sendable`: every stored property is guarded by `mutex`.
+final class GroupCommit: @unchecked Sendable {
+    /// Commits a leader makes durable with one slot and one sync.
+    struct Group {
+        /// The newest commit of the group: the state its header slot names.
+        let end: StoreSnapshot
+        /// The oldest commit of the group: recovery of `end` checks the commits from it onwards.
+        let firstMember: TransactionID
+    }
+
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// The newest registered commit not yet settled (the base for the next writer).
+    private var written: StoreSnapshot?
+    private var issued: UInt64 = 0
+    /// Tickets up to this number are settled: acknowledged, or failed.
+    private var settled: UInt64 = 0
+    /// Ranges of tickets that failed, and why (a few at most: a failure usually latches the store).
+    private var failures: [(range: ClosedRange<UInt64>, error: any Error)] = []
+    /// Bumped by a failure: a writer that began before it built on a failed commit.
+    private var epoch: UInt64 = 0
+    /// The state the members of the next group name as synced: the newest state in a written slot.
+    private var floor = TransactionID.none
+    private var nextFirstMember: TransactionID?
+    private var leading = false
+    /// A writer has chosen its synced transaction and not yet registered: a leader waits for it.
+    private var naming = false
+    /// This process holds the data file's writer lock on behalf of registered commits.
+    private var holdsFileWriter = false
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    private func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    private var pendingCount: UInt64 { issued - settled }
+
+    // MARK: - The writer holding the gate
+
+    /// With the gate held: whether the process must still take the data file's writer lock (it
+    /// does not while registered commits keep it). Records that it will hold it.
+    func takeFileWriter() -> Bool {
+        locked {
+            if holdsFileWriter { return false }
+            holdsFileWriter = true
+            return true
+        }
+    }
+
+    /// Taking the data file's writer lock failed after ``takeFileWriter()`` said to take it.
+    func fileWriterNotTaken() {
+        locked { holdsFileWriter = false }
+    }
+
+    /// With the gate held: the state a new writer builds on, and the epoch it builds in.
+    func base(published: StoreSnapshot) -> (StoreSnapshot, UInt64) {
+        locked { (written ?? published, epoch) }
+    }
+
+    /// The synced transaction a durable commit on `base` names: its base when nothing is pending
+    /// (the base is then synced), else the end of the newest group that has a slot.
+    func namedSyncedTransaction(base: TransactionID) -> TransactionID {
+        locked {
+            naming = true
+            if pendingCount == 0 { floor = base }
+            return floor
+        }
+    }
+
+    /// The writer that named a synced transaction will not register (its commit failed).
+    func cancelNaming() {
+        locked {
+            guard naming else { return }
+            naming = false
+            pthread_cond_broadcast(condition)
+        }
+    }
+
+    /// Records a commit whose pages are written; the caller then releases the gate and waits.
+    /// - Throws: the failure of an earlier group this commit built on.
+    func register(_ snapshot: StoreSnapshot, epoch writerEpoch: UInt64) throws -> CommitTicket {
+        try locked {
+            naming = false
+            pthread_cond_broadcast(condition)
+            guard writerEpoch == epoch else {
+                throw failures.last?.error ?? StoreError.transactionFailed
+            }
+            issued += 1
+            written = snapshot
+            if nextFirstMember == nil { nextFirstMember = snapshot.transaction }
+            return CommitTicket(number: issued, head: snapshot.head.transaction)
+        }
+    }
+
+    /// Releases the gate; the data file's writer lock too (through `unlockFile`) when nothing
+    /// registered needs it any more.
+    func releaseGate(_ gate: WriterGate, unlockFile: () -> Void) {
+        locked {
+            if pendingCount == 0 && holdsFileWriter {
+                unlockFile()
+                holdsFileWriter = false
+            }
+            gate.release()
+        }
+    }
+
+    // MARK: - Waiting, and leading a group
+
+    /// Returns once the group holding `ticket` is durable and acknowledged; leads groups as needed.
+    /// - Parameters:
+    ///   - sync: writes a group's slot and syncs it (called without any lock held).
+    ///   - gate, unlockFile: to release the data file's writer lock once nothing is pending.
+    /// - Throws: what the sync of the ticket's group threw.
+    func waitForSync(
+        _ ticket: CommitTicket, gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void
+    ) throws {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while ticket.number > settled {
+            if leading {
+                pthread_cond_wait(condition, mutex)
+                continue
+            }
+            lead(gate: gate, unlockFile: unlockFile, sync: sync)
+        }
+        if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
+    }
+
+    /// With `mutex` held and no leader: takes every registered commit as one group and syncs it.
+    private func lead(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
+        leading = true
+        // A writer that named this group's floor is about to register: it belongs in this group.
+        while naming { pthread_cond_wait(condition, mutex) }
+        guard let end = written, let first = nextFirstMember else {
+            leading = false
+            return
+        }
+        let through = issued
+        nextFirstMember = nil
+        floor = end.transaction
+        pthread_mutex_unlock(mutex)
+        let outcome = Result { try sync(Group(end: end, firstMember: first)) }
+        pthread_mutex_lock(mutex)
+        leading = false
+        switch outcome {
+        case .success:
+            settled = through
+            if issued == through { written = nil }
+        case .failure(let error):
+            // Every registered commit built on this group: all fail, as does a writer building now.
+            if issued > settled { failures.append((settled + 1...issued, error)) }
+            settled = issued
+            written = nil
+            nextFirstMember = nil
+            epoch += 1
+        }
+        pthread_cond_broadcast(condition)
+        if pendingCount == 0 && holdsFileWriter && gate.tryAcquire() {
+            unlockFile()
+            holdsFileWriter = false
+            gate.release()
+        }
+    }
+
+    /// Settles every registered commit (leading as needed) before the caller, holding the gate,
+    /// acts on the published state: `synchronize()`, `close()`, compaction's truncation.
+    func settleAll(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
+        let last = locked { issued > settled ? CommitTicket(number: issued, head: .none) : nil }
+        guard let last else { return }
+        try? waitForSync(last, gate: gate, unlockFile: unlockFile, sync: sync)
+    }
+}

@@ -1,0 +1,70 @@
+// Durable commits in groups: register a written commit, wait for the sync covering it, lead a group's sync.
+
+extension Store {
+    /// Writes a built durable commit's pages and registers it for the next group's sync, then
+    /// releases the gate (the process keeps the file's writer lock until the group is synced).
+    /// The next writer of this process builds on this commit at once.
+    func writeGroupMember(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot) throws -> CommitTicket {
+        defer { releaseWriter() }
+        do {
+            try pageFile.write(pages)
+            try pageFile.extend(toPageCount: snapshot.state.pageCount)
+        } catch {
+            groupCommit.cancelNaming()
+            pruningMemory.forget()
+            throw error
+        }
+        // Readers never ask for these births before the group is published (page ids of commits
+        // that fail are never used again), so caching them now is safe.
+        for page in pages where page.kindByte == PageKind.leaf.rawValue || page.kindByte == PageKind.branch.rawValue {
+            pageFile.cache.insert(page)
+        }
+        do {
+            return try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
+        } catch {
+            pruningMemory.forget()
+            throw error
+        }
+    }
+
+    /// Returns once the commit of `ticket` is durable and published, leading a group's sync when
+    /// no other waiter is. A deferred-mode ticket (number 0) is published already.
+    /// - Throws: ``StoreError/writesDisabledAfterSyncFailure(underlying:)`` when the group's sync
+    ///   failed, or the I/O error that failed its header slot; the commit is then not made.
+    package func awaitDurable(_ ticket: CommitTicket) throws {
+        try groupCommit.waitForSync(ticket, gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
+    }
+
+    /// With the gate held: settles every registered commit before acting on the published state.
+    func settleGroups() {
+        groupCommit.settleAll(gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
+    }
+
+    /// The leader's work: one header slot naming the group's newest state, one sync, publish.
+    ///
+    /// The slot goes into the slot not holding the newest synced state, as every commit's does.
+    /// Each member named the previous group's end as synced, so recovery of this slot checks
+    /// exactly the group's commits; until the next group is synced none may reuse their pages.
+    private func syncGroup(_ group: GroupCommit.Group) throws {
+        let (index, slot) = lock.withLock { slots.nextSlot(for: group.end.stateReference, syncs: true) }
+        do {
+            try writeSlot(slot, at: index)
+            try pageFile.file.synchronize()
+        } catch let error as IOError where error.operation == "fdatasync" {
+            recordSyncFailure(error)
+            pruningMemory.forget()
+            throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
+        } catch {
+            pruningMemory.forget()
+            throw error
+        }
+        coordination?.recordSynced(sequence: slot.sequence)
+        lock.withLock {
+            published = group.end
+            slots.recordWrite(index, slot: slot, snapshot: group.end, synced: true)
+            slots.reuseLimit = group.firstMember
+        }
+        coordination?.bumpChangeCounter()
+        lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
+    }
+}

@@ -1,0 +1,278 @@
+// Group commit: durable commits written while a sync runs share the next sync, stay unacknowledged
+// until it, survive a crash at any operation once acknowledged, and fail together when it fails.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+/// Puts and deletes for one transaction, with the contents they lead to.
+private func randomEdits(
+    _ transaction: WriteTransaction, contents: inout Contents, generator: inout SeededGenerator
+) throws {
+    for _ in 0..<Int.random(in: 1...12, using: &generator) {
+        let collection = ["alpha", "beta"][Int.random(in: 0..<2, using: &generator)]
+        let key = bytes("k\(Int.random(in: 0..<120, using: &generator))")
+        if Int.random(in: 0..<4, using: &generator) == 0 {
+            try transaction.delete(key, in: collection)
+            contents[collection]?[key] = nil
+        } else {
+            let large = Int.random(in: 0..<15, using: &generator) == 0
+            let value = generator.bytes(large ? Int.random(in: 2000..<12000, using: &generator) : Int.random(in: 1..<150, using: &generator))
+            try transaction.put(key, value, in: collection)
+            contents[collection, default: [:]][key] = value
+        }
+    }
+}
+
+/// What a pipelined workload has seen: the newest acknowledged contents, and every commit
+/// written but not yet acknowledged (a crash may leave any of them, or the acknowledged one).
+private final class PipelineRecord {
+    var acknowledged: Contents = [:]
+    var inFlight: [Contents] = []
+    var contentsByRoot: [TransactionID: Contents] = [TransactionID(1): [:]]
+    /// The newest contents written, acknowledged or not: the next commit builds on them.
+    var newest: Contents = [:]
+
+    func written(_ contents: Contents, head: TransactionID?) {
+        newest = contents
+        inFlight.append(normalized(contents))
+        if let head { contentsByRoot[head] = normalized(contents) }
+    }
+
+    func acknowledgeAll() {
+        acknowledged = newest
+        inFlight = []
+    }
+
+    var acceptableAfterCrash: [Contents] { [normalized(acknowledged)] + inFlight }
+}
+
+/// Single-threaded and replayable: commits in turn, and during some syncs (as another thread
+/// would while the disk works) writes one to three more commits that the next group covers.
+private struct PipelinedWorkload {
+    let seed: UInt64
+    let stepCount: Int
+
+    func run(on store: Store, file: FaultInjectingFile, record: PipelineRecord = PipelineRecord()) throws {
+        var generator = SeededGenerator(seed: seed)
+        var burstTickets: [CommitTicket] = []
+        for _ in 0..<stepCount {
+            let burst = Int.random(in: 0..<3, using: &generator) == 0 ? 0 : Int.random(in: 1...3, using: &generator)
+            let burstSeed = generator.next()
+            var pending = burst
+            file.duringSyncs {
+                guard pending > 0 else { return }
+                var burstGenerator = SeededGenerator(seed: burstSeed)
+                while pending > 0 {
+                    pending -= 1
+                    // A crash inside stops the burst; the sync that runs it then fails too.
+                    do {
+                        if let ticket = try writeOne(store, record: record, generator: &burstGenerator) { burstTickets.append(ticket) }
+                    } catch {
+                        return
+                    }
+                }
+            }
+            guard let ticket = try writeOne(store, record: record, generator: &generator) else { continue }
+            try store.awaitDurable(ticket)
+            // The commit is acknowledged; commits the burst wrote during its sync are not yet.
+            let burstWritten = burstTickets.count
+            record.acknowledged = record.contentsByRoot[ticket.head] ?? record.acknowledged
+            record.inFlight = Array(record.inFlight.suffix(burstWritten))
+            if let last = burstTickets.last, Bool.random(using: &generator) {
+                file.duringSyncs(nil)
+                try store.awaitDurable(last)
+                record.acknowledgeAll()
+            }
+            burstTickets = []
+        }
+        file.duringSyncs(nil)
+    }
+
+    /// Writes one commit of random edits; nil when they changed nothing.
+    private func writeOne(_ store: Store, record: PipelineRecord, generator: inout SeededGenerator) throws -> CommitTicket? {
+        let transaction = try store.beginWrite()
+        var contents = record.newest
+        do {
+            try randomEdits(transaction, contents: &contents, generator: &generator)
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        // Until it returns, a crash may leave this commit or not: acceptable either way.
+        record.inFlight.append(normalized(contents))
+        let written = try transaction.writeCommit()
+        record.inFlight.removeLast()
+        guard let ticket = written else { return nil }
+        record.written(contents, head: ticket.head)
+        return ticket
+    }
+}
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    @Test func commitsWrittenDuringASyncShareTheNextSyncAndAreAcknowledgedOnlyAfterIt() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        let first = try #require(try store.beginWrite().putting("first"))
+        var duringSync: [CommitTicket] = []
+        file.duringSyncs {
+            guard duringSync.isEmpty else { return }
+            for index in 0..<3 { duringSync.append(try! store.beginWrite().putting("during-\(index)")!) }
+        }
+        let syncsBefore = file.syncCount
+        try store.awaitDurable(first)
+        file.duringSyncs(nil)
+        #expect(file.syncCount == syncsBefore + 1)
+        // The first commit is published; the three written during its sync are not, yet.
+        #expect(try store.read { try $0.value(forKey: bytes("first"), in: "c") } != nil)
+        #expect(try store.read { try $0.value(forKey: bytes("during-0"), in: "c") } == nil)
+        #expect(file.pendingOperationCount > 0)
+
+        try store.awaitDurable(duringSync[2])
+        #expect(file.syncCount == syncsBefore + 2, "one sync covers the three commits")
+        #expect(file.pendingOperationCount == 0)
+        for ticket in duringSync { try store.awaitDurable(ticket) }
+        #expect(try store.read { try $0.count(in: "c") } == 4)
+        #expect(try store.snapshot.head.transaction == duringSync[2].head)
+        try store.close()
+        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        #expect(try reopened.read { try $0.count(in: "c") } == 4)
+        #expect(try reopened.verify().isSound)
+    }
+
+    @Test func aFailedGroupSyncFailsEveryCommitItCoversAndTheStoreKeepsTheAcknowledgedOnes() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        try store.write { try $0.put(bytes("kept"), bytes("1"), in: "c") }
+        let first = try #require(try store.beginWrite().putting("lost-first"))
+        var second: CommitTicket?
+        file.duringSyncs {
+            guard second == nil else { return }
+            second = try! store.beginWrite().putting("lost-second")
+        }
+        file.failSyncs(1, losingWrites: true)
+        #expect(throws: StoreError.self) { try store.awaitDurable(first) }
+        file.duringSyncs(nil)
+        // The commit built on the failed one was never synced: it fails too, and so do new writers.
+        #expect(throws: StoreError.self) { try store.awaitDurable(try #require(second)) }
+        #expect(throws: StoreError.self) { try store.write { try $0.put(bytes("after"), bytes("x"), in: "c") } }
+
+        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("kept"), in: "c") }) == "1")
+        #expect(try reopened.read { try $0.value(forKey: bytes("lost-first"), in: "c") } == nil)
+        #expect(try reopened.verify().isSound)
+    }
+
+    @Test func threadsCommittingAtOnceShareSyncsAndLoseNoCommit() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        // Slow syncs (a debug build spends milliseconds building a commit): the other threads
+        // write their commits meanwhile.
+        file.duringSyncs { usleep(50_000) }
+        let threads = 8
+        let perThread = 10
+        onThreads(threads) { thread in
+            for index in 0..<perThread {
+                try! store.write { transaction in
+                    let seen = try transaction.count(in: "c")
+                    try transaction.put(bytes("t\(thread)-\(index)"), bytes("\(seen)"), in: "c")
+                }
+            }
+        }
+        file.duringSyncs(nil)
+        let total = threads * perThread
+        #expect(file.syncCount < total / 2, "\(file.syncCount) syncs for \(total) commits")
+        // Every transaction saw every commit before it: the counts are 0 ..< total, once each.
+        let seen = try store.read { reader in
+            var values: [Int] = []
+            try reader.scan("c", range: .all, reverse: false) { _, value in
+                values.append(Int(text(value) ?? "") ?? -1)
+                return true
+            }
+            return values.sorted()
+        }
+        #expect(seen == Array(0..<total))
+        #expect(try store.verify().isSound)
+        try store.close()
+    }
+
+    @Test func reopeningAfterACrashAtAnyOperationOfPipelinedCommitsKeepsEveryAcknowledgedOne() throws {
+        let seed = SeededGenerator.seed()
+        print("GroupCommitTests seed: \(seed)")
+        var seeds = SeededGenerator(seed: seed)
+        let targetPoints = Environment.soakEnabled ? 20_000 : 400
+        var crashPoints = 0
+        while crashPoints < targetPoints {
+            let simulator = CrashSimulator(durability: .durable, retention: [.lastRoots(2), .limitless][Int.random(in: 0..<2, using: &seeds)])
+            let workload = PipelinedWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...8, using: &seeds))
+            let operations = try simulator.operationCount { store, file in try workload.run(on: store, file: file) }
+            for crashAfter in 0..<operations {
+                crashPoints += 1
+                let record = PipelineRecord()
+                let run = try simulator.run(crashAfter: crashAfter) { store, file in
+                    try workload.run(on: store, file: file, record: record)
+                }
+                #expect(run.crashed)
+                var imageGenerator = SeededGenerator(seed: seeds.next())
+                let image = run.file.crashImage(using: &imageGenerator)
+                if let failure = try checkRecovery(image: image, record: record, options: simulator.options) {
+                    Issue.record("seed \(seed), workload \(workload.seed), crash after \(crashAfter) of \(operations): \(failure)")
+                    return
+                }
+            }
+        }
+        print("GroupCommitTests: \(crashPoints) crash points checked")
+    }
+
+    private func checkRecovery(image: [UInt8], record: PipelineRecord, options: StoreOptions) throws -> String? {
+        let file = FaultInjectingFile(name: "recovered", image: image)
+        let store: Store
+        do {
+            store = try Store.open(file: file, options: options)
+        } catch {
+            return "reopen failed: \(error)"
+        }
+        let recovered = try contents(of: store)
+        guard record.acceptableAfterCrash.contains(recovered) else {
+            return "recovered contents match none of the \(record.acceptableAfterCrash.count) acceptable states"
+        }
+        for item in try store.history(allBranches: true) {
+            guard let expected = record.contentsByRoot[item.id] else { continue }
+            let reader = try store.beginRead(at: .root(item.id))
+            defer { reader.close() }
+            guard try contents(of: reader) == expected else { return "retained root \(item.id.rawValue) reads differently" }
+        }
+        let report = try store.verify()
+        guard report.isSound, report.leakedPageCount == 0 else { return "verify after recovery: \(report)" }
+        try store.write { try $0.put(bytes("after-crash"), bytes("ok"), in: "alpha") }
+        try store.close()
+        let reopened = try Store.open(file: file, options: options)
+        guard text(try reopened.read { try $0.value(forKey: bytes("after-crash"), in: "alpha") }) == "ok" else {
+            return "the commit after recovery was lost"
+        }
+        return nil
+    }
+}
+
+/// Runs `body` on `count` threads of their own at once (`concurrentPerform` would use only as
+/// many threads as the machine has cores) and returns when all are done.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchGroup()
+    for index in 0..<count {
+        done.enter()
+        Thread {
+            body(index)
+            done.leave()
+        }.start()
+    }
+    done.wait()
+}
+
+extension WriteTransaction {
+    /// Puts `key` (its own value) into collection "c" and writes the commit without waiting.
+    fileprivate func putting(_ key: String) throws -> CommitTicket? {
+        try put(bytes(key), bytes(key), in: "c")
+        return try writeCommit()
+    }
+}

@@ -1,0 +1,117 @@
+// Leaf copy-on-write on bytes: a page edited as bytes equals the page the decoded node encodes to.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+@Suite("Leaf edits on page bytes")
+struct LeafBytesEditTests {
+    /// A leaf page of `count` random entries (some large values as overflow references).
+    private func randomLeaf(_ count: Int, pageSize: Int, generator: inout SeededGenerator) -> (LeafNode, PageBuffer) {
+        var keys = Set<[UInt8]>()
+        while keys.count < count { keys.insert(generator.bytes(Int.random(in: 1...12, using: &generator))) }
+        let sorted = keys.sorted { KeyOrder.compare($0, $1) < 0 }
+        let values: [LeafValue] = sorted.map { _ in randomValue(&generator) }
+        let node = LeafNode(keys: sorted, values: values)
+        let page = PageBuffer(pageSize: pageSize)
+        NodeLayout.encode(node, into: page)
+        page.seal(kind: .leaf, page: PageID(7), birth: TransactionID(3), count: count)
+        return (node, page)
+    }
+
+    private func randomValue(_ generator: inout SeededGenerator) -> LeafValue {
+        if Int.random(in: 0..<8, using: &generator) == 0 {
+            let index = PageReference(page: PageID(generator.next() % 1000 + 2), birth: TransactionID(generator.next() % 50 + 1))
+            return .overflow(OverflowReference(index: index, length: generator.next() % 100_000))
+        }
+        return .inline(generator.bytes(Int.random(in: 0...30, using: &generator)))
+    }
+
+    @Test func insertingOrReplacingAsBytesGivesTheSamePageAsEditingTheDecodedNode() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let pageSize = 4096
+        for _ in 0..<300 {
+            let (node, page) = randomLeaf(Int.random(in: 0...60, using: &generator), pageSize: pageSize, generator: &generator)
+            let view = LeafView(page: page)
+            let replacing = !node.keys.isEmpty && Bool.random(using: &generator)
+            let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
+                : generator.bytes(Int.random(in: 1...12, using: &generator))
+            let value = randomValue(&generator)
+            let (index, found) = key.withUnsafeBytes { view.search($0) }
+            if found { node.replaceValue(at: index, with: value) } else { node.insert(key: key, value: value, at: index) }
+            guard node.byteCount <= pageSize else { continue }
+            let expected = PageBuffer(pageSize: pageSize)
+            NodeLayout.encode(node, into: expected)
+            expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            let edited = PageBuffer(pageSize: pageSize)
+            key.withUnsafeBytes { NodeLayout.encodeEdited(view, index: index, replacing: found, key: $0, value: value, into: edited) }
+            edited.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            #expect(Array(edited.readOnly) == Array(expected.readOnly), "seed \(seed)")
+            #expect(LeafView(page: edited).count == node.keys.count)
+            try NodeLayout.validate(edited, kind: .leaf)
+        }
+    }
+
+    @Test func removingAsBytesGivesTheSamePageAsEditingTheDecodedNode() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests removal seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<300 {
+            let (node, page) = randomLeaf(Int.random(in: 1...60, using: &generator), pageSize: 4096, generator: &generator)
+            let index = Int.random(in: 0..<node.keys.count, using: &generator)
+            node.remove(at: index)
+            let expected = PageBuffer(pageSize: 4096)
+            NodeLayout.encode(node, into: expected)
+            expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            let edited = PageBuffer(pageSize: 4096)
+            NodeLayout.encodeRemoving(LeafView(page: page), index: index, into: edited)
+            edited.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+            #expect(Array(edited.readOnly) == Array(expected.readOnly), "seed \(seed)")
+        }
+    }
+
+    @Test func aDeleteFromACommittedLeafThatStaysAQuarterFullCopiesItsBytes() throws {
+        let store = try Store.create(in: FaultInjectingFile(), options: StoreOptions())
+        try store.write { transaction in
+            // About 2,500 bytes: one leaf, more than a quarter full after one delete.
+            for index in 0..<50 { try transaction.put(bytes("k\(index)"), bytes("value \(index)") + Array(repeating: 0x2E, count: 32), in: "c") }
+        }
+        try store.write { transaction in
+            let existed = try transaction.delete(bytes("k10"), in: "c")
+            #expect(existed)
+            let raw = transaction.dirty.values.contains { if case .raw(_, .leaf, _) = $0 { true } else { false } }
+            #expect(raw)
+        }
+        let (deleted, kept, count) = try store.read { reader in
+            (try reader.value(forKey: bytes("k10"), in: "c"), try reader.value(forKey: bytes("k11"), in: "c"), try reader.count(in: "c"))
+        }
+        #expect(deleted == nil)
+        #expect(text(kept) == "value 11" + String(repeating: ".", count: 32))
+        #expect(count == 49)
+        #expect(try store.verify().isSound)
+    }
+
+    @Test func aPutIntoACommittedLeafWritesItAsBytesAndReadsBack() throws {
+        let store = try Store.create(in: FaultInjectingFile(), options: StoreOptions())
+        try store.write { transaction in
+            for index in 0..<50 { try transaction.put(bytes("k\(index)"), bytes("v\(index)"), in: "c") }
+        }
+        try store.write { transaction in
+            try transaction.put(bytes("k10"), bytes("replaced"), in: "c")
+            // The leaf's first edit in this transaction copies its bytes; it is not decoded.
+            let raw = transaction.dirty.values.contains { if case .raw(_, .leaf, _) = $0 { true } else { false } }
+            #expect(raw)
+            // A second edit of the same leaf decodes it once.
+            try transaction.put(bytes("k5a"), bytes("inserted"), in: "c")
+        }
+        let (replaced, inserted, count) = try store.read { reader in
+            (try reader.value(forKey: bytes("k10"), in: "c"), try reader.value(forKey: bytes("k5a"), in: "c"),
+             try reader.count(in: "c"))
+        }
+        #expect(text(replaced) == "replaced")
+        #expect(text(inserted) == "inserted")
+        #expect(count == 51)
+        #expect(try store.verify().isSound)
+    }
+}
