@@ -34,8 +34,9 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
         let record = try Format.encodeRecord(instance)
         return try await store.performWrite { writer, log in
             let built = try Format.prepareIndexes(in: writer, log: &log)
+            try Format.recordIdentifierShape(in: writer, log: &log)
             let oldRecord = try writer.value(forKey: key, in: Format.collectionName)
-            let old = try oldRecord.map(Format.decodeRecord)
+            let old = try oldRecord.map { try Format.decodeRecord($0, key: key) }
             // Index what a later load returns, not the instance in hand: an update or delete
             // recomputes the old entries from the decoded record, so an instance that does not
             // survive its coder exactly could otherwise leave an entry no one removes.
@@ -60,10 +61,13 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
     }
 
     /// The instance with `identifier`, or nil. Records of older versions are migrated on the fly.
+    /// - Throws: ``ChronoStoreError/undecodableRecord(datastore:identifier:reason:)`` when this
+    ///   record's bytes do not decode (other records are unaffected),
+    ///   ``ChronoStoreError/unsupportedRecordVersion(datastore:version:current:)``.
     public func load(_ identifier: Format.Identifier) async throws -> Format.Instance? {
         let key = Format.key(identifier)
         return try store.performRead { reader in
-            try reader.value(forKey: key, in: Format.collectionName).map(Format.decodeRecord)
+            try reader.value(forKey: key, in: Format.collectionName).map { try Format.decodeRecord($0, key: key) }
         }
     }
 
@@ -86,7 +90,7 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
         return try await store.performWrite { writer, log in
             guard let oldRecord = try writer.value(forKey: key, in: Format.collectionName) else { return nil }
             let built = try Format.prepareIndexes(in: writer, log: &log)
-            let old = try Format.decodeRecord(oldRecord)
+            let old = try Format.decodeRecord(oldRecord, key: key)
             try Format.updateIndexes(built, key: key, old: old, new: nil, in: writer)
             try writer.delete(key, in: Format.collectionName)
             log.record(collection: Format.collectionName, key: key, old: oldRecord, new: nil)
