@@ -30,18 +30,23 @@ package enum TypedCollection: Equatable {
         return .datastore(nil)
     }
 
+    /// Deletes every entry of `collection` whose value is `key`. O(entries).
+    static func removeEntries(naming key: [UInt8], from collection: String, in writer: WriteTransaction) throws {
+        var stale: [[UInt8]] = []
+        try writer.scan(collection, range: KeyRange(), reverse: false) { entry, recordKey in
+            if recordKey == key { stale.append(entry) }
+            return true
+        }
+        for entry in stale { _ = try writer.delete(entry, in: collection) }
+    }
+
     /// Deletes the record under `key` from datastore `name` with every index entry that names it
     /// (scanning each index collection `name/...`, O(index entries), since a tool has no key
     /// paths to recompute the entries from). Returns whether a record was deleted.
     package static func deleteRecord(_ key: [UInt8], from name: String, in writer: WriteTransaction) throws -> Bool {
         guard try writer.delete(key, in: name) else { return false }
         for collection in try writer.collectionNames() where collection.hasPrefix(name + "/") {
-            var stale: [[UInt8]] = []
-            try writer.scan(collection, range: KeyRange(), reverse: false) { entry, recordKey in
-                if recordKey == key { stale.append(entry) }
-                return true
-            }
-            for entry in stale { _ = try writer.delete(entry, in: collection) }
+            try removeEntries(naming: key, from: collection, in: writer)
         }
         return true
     }
