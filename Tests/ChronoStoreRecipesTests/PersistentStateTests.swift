@@ -22,14 +22,19 @@ private struct GameV1: Codable, Sendable {
         let url = URL(fileURLWithPath: directory.file("state.chrono"))
         let store = try await ChronoStore.open(at: url)
         let state = try await PersistentState.restore(
-            from: store, key: "game", default: Game(score: 0, cells: [], player: "A"), debounce: .milliseconds(50))
-        let headBefore = try await store.head()
+            from: store, key: "game", default: Game(score: 0, cells: [], player: "A"), debounce: .milliseconds(500))
         for score in 1...30 { state.value.score = score }
-        try await Task.sleep(for: .milliseconds(400))
-        let saves = try await store.history().filter { $0.label == "Save game" }
-        #expect(saves.count == 1, "thirty quick changes are one save")
-        #expect(try await store.head() != headBefore)
+        #expect(try await store.value(Game.self, forKey: "game") == nil, "nothing is saved before the debounce")
+        // Saved in the background without a flush; polled, since a loaded machine delays it.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await store.value(Game.self, forKey: "game")?.score != 30, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(try await store.value(Game.self, forKey: "game")?.score == 30)
+        let saves = try await store.history().filter { $0.label == "Save game" }
+        // Thirty changes within microseconds are one save; two if the machine stalls the hand-off
+        // for longer than the debounce between two of them.
+        #expect((1...2).contains(saves.count), "\(saves.count) saves")
         state.value.player = "B"
         try await state.saveNow()
         try await store.close()
