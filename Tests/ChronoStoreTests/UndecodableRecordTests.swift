@@ -87,4 +87,22 @@ private enum ImpostorFormat: DatastoreFormat {
         #expect(try await items.loadAll().collect().map(\.id) == [3])
         #expect(try await items.count(ItemFormat.byName, in: .all) == 1)
     }
+
+    @Test func observersSeeABadRecordAsAbsentAndKeepListening() async throws {
+        let store = try ChronoStore.inMemory()
+        let items = store.datastore(ItemFormat.self)
+        try await items.persist(contentsOf: (1...2).map { Item(id: $0, name: "item \($0)") })
+        let changes = items.changes()
+        try await store.datastore(ImpostorFormat.self).persist(Impostor(id: 1, weight: 1, label: "bad"))
+        try await store.datastore(ImpostorFormat.self).persist(Impostor(id: 9, weight: 1, label: "bad too"))
+        try await items.persist(Item(id: 2, name: "edited"))
+        try await items.persist(Item(id: 1, name: "repaired"))
+        var iterator = changes.makeAsyncIterator()
+        var seen: [String] = []
+        for _ in 0..<3 {
+            guard let change = try await iterator.next() else { break }
+            seen.append("\(change.kind) \(change.identifier)")
+        }
+        #expect(seen == ["deleted 1", "updated 2", "created 1"], "the record that never decoded is not delivered")
+    }
 }
