@@ -1,4 +1,5 @@
 // The apply command: JSON lines on stdin, one durable transaction per line.
+import ChronoStore
 import ChronoStoreEngine
 
 extension Command {
@@ -19,7 +20,8 @@ extension Command {
             missing key stops it with exit 1. Either way the lines before it stay committed and the
             bad line writes nothing.
             A line writing into a datastore of the typed ChronoStore API is refused the same way
-            (exit 2) unless --raw is given: see put.
+            (exit 2) unless --raw is given: see put. With --raw, "k" names such a record as get
+            takes it ("42", "[\"Oslo\",10]"), and a delete removes its index entries too.
             """,
         examples: [
             #"echo '{"put":{"c":"notes","k":"n1","v":{"title":"Hi"}}}' | chrono apply notes.chrono"#,
@@ -67,12 +69,20 @@ extension Command {
         }
     }
 
+    /// Performs one operation. In a typed datastore (written with --raw) the key is read as
+    /// `get` reads it, and a delete removes the record's index entries too.
     private static func perform(_ operation: ApplyOperation, in transaction: WriteTransaction) throws {
+        let form = try KeyForm.of(operation.collection, in: transaction)
         switch operation {
         case .put(let collection, let key, let value):
-            try transaction.put(key, value, in: collection)
+            try transaction.put(try form.bytes(StoredValue.key(key)), value, in: collection)
         case .delete(let collection, let key):
-            guard try transaction.delete(key, in: collection) else {
+            let bytes = try form.bytes(StoredValue.key(key))
+            let deleted =
+                form.isDatastore
+                ? try TypedCollection.deleteRecord(bytes, from: collection, in: transaction)
+                : try transaction.delete(bytes, in: collection)
+            guard deleted else {
                 throw CommandFailure.notFound("no key \"\(StoredValue.key(key))\" in collection \"\(collection)\"")
             }
         }

@@ -145,5 +145,8 @@ struct TypedKeyCommandTests {
         try await store.close()
         // The tool can remove the bad record by its identifier.
         try workspace.expectSuccess(["delete", workspace.store, "by-text", "b"])
+        // apply --raw names typed records the same way.
+        try workspace.expectSuccess(["apply", workspace.store, "--raw"], stdin: #"{"delete":{"c":"by-number","k":"42"}}"# + "\n")
+        try workspace.expectFailure(["get", workspace.store, "by-number", "42"], exitCode: 1, message: "no key")
     }
 }
