@@ -7,7 +7,11 @@ extension ChronoStore {
     /// self-contained store streamed to the destination in chunks. Writes may continue
     /// meanwhile (it reads one pinned root). Runs on a queue of its own, so neither the caller's
     /// thread nor this store's writers wait for a slow destination. Cost: O(pages in the root).
-    /// - Parameter progress: called now and then from that queue.
+    /// - Parameters:
+    ///   - destination: where the backup goes.
+    ///   - name: the name to store it under (a ``BackupDirectory`` refuses "/", "@" and a leading ".").
+    ///   - root: which root to back up; the head by default.
+    ///   - progress: called now and then from that queue.
     /// - Returns: the destination's entry for the new backup.
     /// - Throws: what the destination throws; ``ChronoStoreError/invalidOptions(_:)`` for a name
     ///   a ``BackupDirectory`` refuses; I/O errors.

@@ -23,7 +23,10 @@ extension ChronoStore {
     /// Stores `value` under `key`, replacing what was there, in one commit (or in the current
     /// transaction). Observers of the key (``valueChanges(_:forKey:)``) hear of it after the commit;
     /// ``undo(steps:)`` takes it back. Writing the value that is already stored commits nothing.
-    /// - Parameter label: the commit's action name (for an Undo menu); ignored inside a transaction.
+    /// - Parameters:
+    ///   - value: the value; any `Codable` type, encoded with ``ValueCoder/binary``.
+    ///   - key: any string; keys are independent of datastores' names.
+    ///   - label: the commit's action name (for an Undo menu); ignored inside a transaction.
     /// - Throws: ``ChronoStoreError/encodingFailed(datastore:reason:)``, ``ChronoStoreError/keyTooLarge(byteCount:limit:)``.
     public func setValue<Value: Codable & Sendable>(_ value: Value, forKey key: String, label: String? = nil) async throws {
         let record: [UInt8]

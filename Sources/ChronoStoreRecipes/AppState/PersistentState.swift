@@ -39,7 +39,7 @@ public final class PersistentState<State: Codable & Sendable & Equatable> {
     /// A stored value that no longer decodes as `State` (its type changed) goes through
     /// `migrations` in order; the first that reads it converts it, and the converted state is
     /// saved at once. If none reads it, this throws the typed error naming the key
-    /// (``ChronoStoreError/undecodableRecord(datastore:identifier:reason:)``), so the old state
+    /// (`ChronoStoreError.undecodableRecord(datastore:identifier:reason:)`), so the old state
     /// is never silently lost.
     public static func restore(
         from store: ChronoStore, key: String, default initial: State, debounce: Duration = .milliseconds(250),

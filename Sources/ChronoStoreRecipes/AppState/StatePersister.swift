@@ -7,7 +7,7 @@ public import ChronoStore
 public actor StatePersister<State: Codable & Sendable & Equatable> {
     /// The store saved to.
     public let store: ChronoStore
-    /// The key the state is saved under (see ``ChronoStore/ChronoStore/setValue(_:forKey:label:)``).
+    /// The key the state is saved under (see `ChronoStore.setValue(_:forKey:label:)`).
     public let key: String
     /// How long a change waits for more changes before it is saved.
     public let debounce: Duration

@@ -5,7 +5,7 @@ public import Foundation
 /// Events recorded by several processes (an app, its widget, its share extension) into one
 /// store, read and followed by any of them.
 ///
-/// Each process opens the store (in the app group's container) with ``ChronoStore/ChronoStore/open(at:options:createIfMissing:readOnly:)``
+/// Each process opens the store (in the app group's container) with `ChronoStore.open(at:options:createIfMissing:readOnly:)`
 /// and makes a log of the same name. ``record(_:source:date:)`` commits at once (an extension may
 /// be suspended right after); ``changes()`` delivers the events other processes record, about
 /// 100 ms after their commit. The log keeps the newest ``Retention/maximumCount`` events and none

@@ -86,7 +86,7 @@ public final class HistoryLog<Entry: Codable & Sendable>: Sendable {
 
     /// Deletes every entry, in one transaction (after pending appends commit). Ids are not
     /// reused afterwards. The entries stay in the store's history until its retention drops
-    /// them; call ``ChronoStore/ChronoStore/clearHistory()`` as well to forget them at once.
+    /// them; call `ChronoStore.clearHistory()` as well to forget them at once.
     public func clear() async throws {
         try await flush()
         try await datastore.delete(in: HistoryLogFormat<Entry>.bounds(of: name))

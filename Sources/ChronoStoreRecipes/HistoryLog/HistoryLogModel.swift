@@ -54,7 +54,6 @@ public final class HistoryLogModel<Entry: Codable & Sendable> {
         do {
             try await reload()
             for try await change in log.datastore.changes() where change.identifier.first == log.name {
-                // Coalesce a burst of changes into one reload.
                 _ = change
                 try await reload()
             }
