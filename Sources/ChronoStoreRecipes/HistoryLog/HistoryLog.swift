@@ -5,7 +5,7 @@ public import Foundation
 /// An append-only list of the app's entries, newest first, kept across launches.
 ///
 /// ``append(_:date:)`` returns at once: entries are committed in the background, durably (with
-/// the store's ``Durability``) and in the order they were appended. Reads (``page(before:limit:)``)
+/// the store's `Durability`) and in the order they were appended. Reads (``page(before:limit:)``)
 /// see what has been committed; ``flush()`` waits for everything appended so far. The log keeps
 /// at most ``Retention/maximumCount`` entries and none older than ``Retention/maximumAge``,
 /// enforced in the transaction of each append. Several logs (of any entry types) can share a
