@@ -98,7 +98,7 @@ private struct GameV1: Codable, Sendable {
         var last = clock.now
         let end = last + .milliseconds(1500)
         var round = 0
-        while clock.now < end {
+        while clock.now < end || round < 20 {
             round += 1
             let before = clock.now
             state.value.score = round  // schedules a save of the whole state
