@@ -29,7 +29,8 @@ struct KeyForm {
     }
 
     /// The stored key a command-line KEY names. In a datastore the argument is JSON of the
-    /// identifier's shape; text that is not JSON counts as a string (so `a` means `"a"`).
+    /// identifier's shape; text that is not JSON, or JSON that does not fit the shape, counts as
+    /// a string (so `a` and `7` name the string identifiers "a" and "7").
     /// - Throws: a usage failure when the argument does not fit the shape.
     func bytes(_ argument: String) throws -> [UInt8] {
         guard case .datastore(let shape) = kind else { return Array(argument.utf8) }
@@ -40,7 +41,9 @@ struct KeyForm {
         guard let shape else {
             throw CommandFailure.usage(#"this datastore's identifiers are of an app-defined type: give the key as {"$hex":"..."} as list shows it"#)
         }
-        guard let value = Self.value(node, as: shape), let bytes = shape.encode(value) else {
+        // Text that is JSON of another kind (`7` for a string identifier) is taken as a string too.
+        let value = Self.value(node, as: shape) ?? Self.value(.string(argument, source: ""), as: shape)
+        guard let value, let bytes = shape.encode(value) else {
             throw CommandFailure.usage("KEY \(argument) is not an identifier of this datastore (\(shape.text))")
         }
         return bytes
