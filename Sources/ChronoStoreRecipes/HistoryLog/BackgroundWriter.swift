@@ -36,14 +36,17 @@ final class BackgroundWriter: @unchecked Sendable {
     /// Waits for every write enqueued before it; throws (and forgets) the first failure since the last flush.
     func flush() async throws {
         await withCheckedContinuation { jobs.yield(.flush($0)) }
-        let error = lock.withLock { () -> (any Error)? in
-            defer { firstError = nil }
-            return firstError
-        }
+        lock.lock()
+        let error = firstError
+        firstError = nil
+        lock.unlock()
         if let error { throw error }
     }
 
     private func record(_ error: any Error) {
-        lock.withLock { if firstError == nil { firstError = error } }
+        // NSLock's `withLock` needs macOS 14; the package supports macOS 13.
+        lock.lock()
+        if firstError == nil { firstError = error }
+        lock.unlock()
     }
 }
