@@ -36,11 +36,16 @@ final class BackgroundWriter: @unchecked Sendable {
     /// Waits for every write enqueued before it; throws (and forgets) the first failure since the last flush.
     func flush() async throws {
         await withCheckedContinuation { jobs.yield(.flush($0)) }
+        if let error = takeError() { throw error }
+    }
+
+    /// The first failure since the last call, forgotten.
+    private func takeError() -> (any Error)? {
         lock.lock()
+        defer { lock.unlock() }
         let error = firstError
         firstError = nil
-        lock.unlock()
-        if let error { throw error }
+        return error
     }
 
     private func record(_ error: any Error) {
