@@ -62,6 +62,7 @@ import Testing
         #expect(try await recent.page().first?.id == 26, "ids are never reused")
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func theViewModelPagesAndFollowsTheLog() async throws {
         let store = try ChronoStore.inMemory()
         let tape = HistoryLog<String>(store: store, name: "tape")

@@ -17,6 +17,7 @@ private struct GameV1: Codable, Sendable {
 }
 
 @Suite struct PersistentStateTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func changesAreSavedDebouncedAndRestoredOnRelaunch() async throws {
         let directory = try TemporaryDirectory(prefix: "recipes")
         let url = URL(fileURLWithPath: directory.file("state.chrono"))
@@ -45,6 +46,7 @@ private struct GameV1: Codable, Sendable {
         try await reopened.close()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func anOlderStateTypeIsMigratedAndAnUnknownOneIsATypedError() async throws {
         let store = try ChronoStore.inMemory()
         try await store.setValue(GameV1(points: 12), forKey: "game")
@@ -58,6 +60,7 @@ private struct GameV1: Codable, Sendable {
         #expect(try await store.value(Game.self, forKey: "game") == migrated.value, "the migrated state is saved at once")
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func undoLastSaveBringsBackThePreviousState() async throws {
         let store = try ChronoStore.inMemory()
         let state = try await PersistentState.restore(from: store, key: "game", default: Game(score: 0, cells: [], player: "A"))
@@ -80,6 +83,7 @@ private struct GameV1: Codable, Sendable {
     /// keeps the bound meaningful on a loaded 2-core machine, where scheduling alone delays
     /// wake-ups by more than 5 ms (load average 5 was seen while this was written); the ticker's
     /// gaps are printed for the record. One assignment over 5 ms is allowed for preemption.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func savingNeverStallsTheMainActor() async throws {
         let store = try ChronoStore.inMemory()
         let state = try await PersistentState.restore(

@@ -20,6 +20,8 @@ public struct StateMigration<State: Codable & Sendable>: Sendable {
 /// state.value.score += 1                    // observed by SwiftUI; saved 250 ms later
 /// try await state.saveNow()                 // before the app is suspended
 /// ```
+/// Needs the Observation module: macOS 14, iOS 17 and their peers (any Linux with Swift 6).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Observable
 public final class PersistentState<State: Codable & Sendable & Equatable> {
     /// The state. Setting it schedules a save.

@@ -10,6 +10,8 @@ import ChronoStore
 ///     .task { await model.follow() }                 // reloads when the log changes
 ///     .onAppear { Task { try await model.loadMore() } }
 /// ```
+/// Needs the Observation module: macOS 14, iOS 17 and their peers (any Linux with Swift 6).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Observable
 public final class HistoryLogModel<Entry: Codable & Sendable> {
     /// The loaded entries, newest first.
