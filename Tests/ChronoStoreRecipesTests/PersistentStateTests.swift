@@ -27,7 +27,7 @@ private struct GameV1: Codable, Sendable {
         for score in 1...30 { state.value.score = score }
         #expect(try await store.value(Game.self, forKey: "game") == nil, "nothing is saved before the debounce")
         // Saved in the background without a flush; polled, since a loaded machine delays it.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while try await store.value(Game.self, forKey: "game")?.score != 30, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -2,8 +2,18 @@
 import Foundation
 
 enum RecipeHelperProcess {
-    /// Runs `ChronoRecipeHelper` with `arguments` to its end; returns its exit status and standard error.
-    static func run(_ arguments: [String]) throws -> (status: Int32, errors: String) {
+    /// Runs `ChronoRecipeHelper` with `arguments` to its end on a thread of its own (waiting for a
+    /// process must not hold one of the cooperative pool's few threads, which the other tests
+    /// running in parallel need); returns its exit status and standard error.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(arguments) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, errors: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments

@@ -18,7 +18,7 @@ private struct Quote: Codable, Sendable, Equatable {
         let log = SharedEventLog<String>(store: store, name: "quotes")
         try await log.record("app-0", source: "app")
         let stream = log.changes()
-        let extensionRun = Task.detached { try RecipeHelperProcess.run(["log-events", path, "20"]) }
+        let extensionRun = Task { try await RecipeHelperProcess.run(["log-events", path, "20"]) }
         var seen: [String] = []
         for try await event in stream {
             #expect(event.source == "extension")
