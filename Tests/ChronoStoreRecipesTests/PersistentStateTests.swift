@@ -78,16 +78,19 @@ private struct GameV1: Codable, Sendable {
 
     /// The main actor only hands each new value to the persister; encoding and the commit's sync
     /// run elsewhere. What a change costs the main actor is timed directly, around each
-    /// assignment, while saves of a state that takes (measured) many milliseconds to encode run
-    /// in the background. Timing the assignment, rather than gaps between wake-ups of a ticker,
-    /// keeps the bound meaningful on a loaded 2-core machine, where scheduling alone delays
-    /// wake-ups by more than 5 ms (load average 5 was seen while this was written); the ticker's
-    /// gaps are printed for the record. One assignment over 5 ms is allowed for preemption.
+    /// assignment, while saves of a state that takes (measured) over 5 ms to encode run in the
+    /// background: if the main actor encoded, every assignment would exceed 5 ms. Timing the
+    /// assignment, rather than gaps between wake-ups of a ticker, keeps the bound meaningful on a
+    /// loaded 2-core machine, where scheduling alone delays wake-ups by more than 5 ms (load
+    /// averages of 5 to 10 were seen while this was written); the ticker's gaps are printed for
+    /// the record. One assignment over 5 ms is allowed for preemption. The state changes every
+    /// tenth tick (about 20 ms), so saves complete between changes without keeping a thread of
+    /// the cooperative pool, which parallel tests share, busy the whole time.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func savingNeverStallsTheMainActor() async throws {
         let store = try ChronoStore.inMemory()
         let state = try await PersistentState.restore(
-            from: store, key: "game", default: Game(score: 0, cells: Array(0..<100_000), player: "A"), debounce: .milliseconds(5))
+            from: store, key: "game", default: Game(score: 0, cells: Array(0..<40_000), player: "A"), debounce: .milliseconds(5))
         let clock = ContinuousClock()
         // Measured off the main actor, which other tests share.
         let initial = state.value
@@ -101,12 +104,14 @@ private struct GameV1: Codable, Sendable {
         var gaps: [Duration] = []
         var last = clock.now
         let end = last + .milliseconds(1500)
-        var round = 0
-        while clock.now < end || round < 20 {
-            round += 1
-            let before = clock.now
-            state.value.score = round  // schedules a save of the whole state
-            assignments.append(clock.now - before)
+        var tick = 0
+        while clock.now < end || assignments.count < 10 {
+            tick += 1
+            if tick % 10 == 1 {
+                let before = clock.now
+                state.value.score = tick  // schedules a save of the whole state
+                assignments.append(clock.now - before)
+            }
             try await Task.sleep(for: .milliseconds(2))
             let now = clock.now
             gaps.append(now - last)
@@ -117,11 +122,11 @@ private struct GameV1: Codable, Sendable {
         let slowest = assignments.max()!
         let over5 = assignments.filter { $0 > .milliseconds(5) }.count
         print(
-            "PersistentState stall: \(round) changes, \(saves) saves, one encode \(encodeCost), slowest assignment \(slowest), "
+            "PersistentState stall: \(assignments.count) changes, \(saves) saves, one encode \(encodeCost), slowest assignment \(slowest), "
                 + "assignments over 5 ms: \(over5); ticker gaps: median \(gaps.sorted()[gaps.count / 2]), longest \(gaps.max()!)")
+        #expect(encodeCost > .milliseconds(5), "the state must be big enough that encoding it on the main actor would show")
         #expect(saves >= 2, "saves ran while the main actor kept changing the state")
-        #expect(try await store.value(Game.self, forKey: "game")?.score == round)
-        #expect(over5 <= 1, "assignments over 5 ms: \(over5) of \(round); slowest \(slowest)")
-        #expect(slowest < encodeCost, "a change must cost the main actor less than encoding the state once")
+        #expect(try await store.value(Game.self, forKey: "game")?.score == state.value.score)
+        #expect(over5 <= 1, "assignments over 5 ms: \(over5) of \(assignments.count); slowest \(slowest)")
     }
 }
