@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "ChronoStoreEngine", targets: ["ChronoStoreEngine"]),
         .library(name: "ChronoStore", targets: ["ChronoStore"]),
+        .library(name: "ChronoStoreRecipes", targets: ["ChronoStoreRecipes"]),
         .executable(name: "chrono-example", targets: ["ChronoExample"]),
         .executable(name: "chrono", targets: ["ChronoCLI"]),
     ],
@@ -27,6 +28,11 @@ let package = Package(
         .target(
             name: "ChronoStore",
             dependencies: ["ChronoStoreEngine"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChronoStoreRecipes",
+            dependencies: ["ChronoStore"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -45,6 +51,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "ChronoRecipeHelper",
+            dependencies: ["ChronoStoreRecipes", "ChronoStore"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "ChronoCLI",
             dependencies: ["ChronoStoreEngine", "ChronoStore"],
             swiftSettings: strictSettings
@@ -57,6 +68,11 @@ let package = Package(
         .testTarget(
             name: "ChronoStoreTests",
             dependencies: ["ChronoStore", "ChronoStoreEngine", "ChronoStoreTestSupport", "ChronoTestHelper"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChronoStoreRecipesTests",
+            dependencies: ["ChronoStoreRecipes", "ChronoStore", "ChronoStoreTestSupport", "ChronoRecipeHelper"],
             swiftSettings: strictSettings
         ),
         .testTarget(

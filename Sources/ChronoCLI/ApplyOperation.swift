@@ -5,6 +5,13 @@ enum ApplyOperation {
     case put(collection: String, key: [UInt8], value: [UInt8])
     case delete(collection: String, key: [UInt8])
 
+    /// The collection the operation writes.
+    var collection: String {
+        switch self {
+        case .put(let collection, _, _), .delete(let collection, _): collection
+        }
+    }
+
     /// The operations of one input line: `{"put":{"c":..,"k":..,"v":..}}`,
     /// `{"delete":{"c":..,"k":..}}`, or a non-empty array of those.
     /// - Throws: a message saying what is wrong with the line.

@@ -39,6 +39,11 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
     case malformedRecord(reason: String)
     /// A record could not be decoded as the format's instance type.
     case decodingFailed(datastore: String, reason: String)
+    /// The record with this identifier (shown as JSON, or as hex bytes for a key type of the
+    /// app's own) could not be decoded: its bytes are not a record of this format (for example
+    /// plain JSON written by a tool), or its version's migration failed. Only loads of this
+    /// record fail; range loads skip it (see ``RecordSequence/results()``).
+    case undecodableRecord(datastore: String, identifier: String, reason: String)
     /// An instance could not be encoded.
     case encodingFailed(datastore: String, reason: String)
     /// An encoded identifier or index value is longer than the store's key limit.
@@ -103,6 +108,8 @@ public enum ChronoStoreError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(datastore) has a record of version \(version), which its format (version \(current)) cannot decode; implement decode(version:from:)"
         case .malformedRecord(let reason): return "a stored record is malformed: \(reason)"
         case .decodingFailed(let datastore, let reason): return "a record of \(datastore) failed to decode: \(reason)"
+        case .undecodableRecord(let datastore, let identifier, let reason):
+            return "the record \(identifier) of \(datastore) cannot be decoded: \(reason)"
         case .encodingFailed(let datastore, let reason): return "a record of \(datastore) failed to encode: \(reason)"
         case .keyTooLarge(let byteCount, let limit):
             return "an encoded identifier or index value of \(byteCount) bytes exceeds the limit of \(limit) bytes"

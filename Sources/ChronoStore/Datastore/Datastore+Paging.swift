@@ -127,7 +127,7 @@ extension DatastoreFormat {
         var deleted = 0
         for key in keys {
             guard let oldRecord = try writer.value(forKey: key, in: collectionName) else { continue }
-            let old = built.isEmpty ? nil : try decodeRecord(oldRecord)
+            let old = built.isEmpty ? nil : try decodeReplaced(oldRecord, key: key, built: built, in: writer)
             try updateIndexes(built, key: key, old: old, new: nil, in: writer)
             try writer.delete(key, in: collectionName)
             log.record(collection: collectionName, key: key, old: oldRecord, new: nil)

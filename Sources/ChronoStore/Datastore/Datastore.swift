@@ -23,7 +23,10 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
     /// Index entries are computed from the stored record as ``load(_:)`` decodes it, so they match
     /// what loads return even for a value its coder does not keep exactly (for example a `NaN`
     /// through ``ValueCoder/json``). In a datastore with indexes this costs one extra decode.
-    /// - Returns: the replaced instance, or nil when this inserted a new record.
+    /// A stored record that does not decode is replaced too (this is how to repair it): its index
+    /// entries are found by scanning the indexes, and nil is returned.
+    /// - Returns: the replaced instance, or nil when this inserted a new record (or replaced one
+    ///   that did not decode).
     /// - Throws: ``ChronoStoreError/uniqueIndexViolation(datastore:index:existing:conflicting:)``
     ///   (nothing is written), ``ChronoStoreError/keyTooLarge(byteCount:limit:)``,
     ///   ``ChronoStoreError/encodingFailed(datastore:reason:)``.
@@ -34,8 +37,9 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
         let record = try Format.encodeRecord(instance)
         return try await store.performWrite { writer, log in
             let built = try Format.prepareIndexes(in: writer, log: &log)
+            try Format.recordIdentifierShape(in: writer, log: &log)
             let oldRecord = try writer.value(forKey: key, in: Format.collectionName)
-            let old = try oldRecord.map(Format.decodeRecord)
+            let old = try oldRecord.flatMap { try Format.decodeReplaced($0, key: key, built: built, in: writer) }
             // Index what a later load returns, not the instance in hand: an update or delete
             // recomputes the old entries from the decoded record, so an instance that does not
             // survive its coder exactly could otherwise leave an entry no one removes.
@@ -60,37 +64,60 @@ public struct Datastore<Format: DatastoreFormat>: Sendable {
     }
 
     /// The instance with `identifier`, or nil. Records of older versions are migrated on the fly.
+    /// - Throws: ``ChronoStoreError/undecodableRecord(datastore:identifier:reason:)`` when this
+    ///   record's bytes do not decode (other records are unaffected),
+    ///   ``ChronoStoreError/unsupportedRecordVersion(datastore:version:current:)``.
     public func load(_ identifier: Format.Identifier) async throws -> Format.Instance? {
         let key = Format.key(identifier)
         return try store.performRead { reader in
-            try reader.value(forKey: key, in: Format.collectionName).map(Format.decodeRecord)
+            try reader.value(forKey: key, in: Format.collectionName).map { try Format.decodeRecord($0, key: key) }
         }
     }
 
     /// Deletes the record with `identifier` and its index entries.
     /// - Returns: the deleted instance.
     /// - Throws: ``ChronoStoreError/recordNotFound(datastore:identifier:)`` when there is none.
+    /// A record that does not decode is deleted with its index entries (found by scanning the
+    /// indexes), and this throws ``ChronoStoreError/undecodableRecord(datastore:identifier:reason:)``
+    /// after the deletion commits, since there is no instance to return.
     @discardableResult
     public func delete(_ identifier: Format.Identifier) async throws -> Format.Instance {
-        guard let old = try await deleteIfPresent(identifier) else {
-            throw ChronoStoreError.recordNotFound(datastore: Format.name, identifier: "\(identifier)")
+        switch try await deleteRecord(identifier) {
+        case .deleted(let old): return old
+        case .none: throw ChronoStoreError.recordNotFound(datastore: Format.name, identifier: "\(identifier)")
+        case .undecodable(let error): throw error
         }
-        return old
     }
 
-    /// Deletes the record with `identifier` if there is one.
-    /// - Returns: the deleted instance, or nil when there was none (then nothing is committed).
+    /// Deletes the record with `identifier` if there is one. A record that does not decode is
+    /// deleted too, with its index entries (found by scanning the indexes), and nil is returned.
+    /// - Returns: the deleted instance, or nil when there was none (then nothing is committed) or
+    ///   it did not decode.
     @discardableResult
     public func deleteIfPresent(_ identifier: Format.Identifier) async throws -> Format.Instance? {
+        if case .deleted(let old) = try await deleteRecord(identifier) { return old }
+        return nil
+    }
+
+    private enum Deletion {
+        case none
+        case deleted(Format.Instance)
+        case undecodable(ChronoStoreError)
+    }
+
+    private func deleteRecord(_ identifier: Format.Identifier) async throws -> Deletion {
         let key = Format.key(identifier)
         return try await store.performWrite { writer, log in
-            guard let oldRecord = try writer.value(forKey: key, in: Format.collectionName) else { return nil }
+            guard let oldRecord = try writer.value(forKey: key, in: Format.collectionName) else { return .none }
             let built = try Format.prepareIndexes(in: writer, log: &log)
-            let old = try Format.decodeRecord(oldRecord)
+            let old = try Format.decodeReplaced(oldRecord, key: key, built: built, in: writer)
             try Format.updateIndexes(built, key: key, old: old, new: nil, in: writer)
             try writer.delete(key, in: Format.collectionName)
             log.record(collection: Format.collectionName, key: key, old: oldRecord, new: nil)
-            return old
+            guard let old else {
+                return .undecodable(.undecodableRecord(datastore: Format.name, identifier: Format.describe(key: key), reason: "deleted"))
+            }
+            return .deleted(old)
         }
     }
 

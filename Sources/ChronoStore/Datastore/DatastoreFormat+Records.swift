@@ -28,6 +28,23 @@ extension DatastoreFormat {
         }
     }
 
+    /// Decodes the record stored under `key`; a failure to decode names the record
+    /// (``ChronoStoreError/undecodableRecord(datastore:identifier:reason:)``). A version the format
+    /// refuses stays ``ChronoStoreError/unsupportedRecordVersion(datastore:version:current:)``.
+    static func decodeRecord(_ bytes: [UInt8], key: [UInt8]) throws -> Instance {
+        do {
+            return try decodeRecord(bytes)
+        } catch let error as ChronoStoreError {
+            switch error {
+            case .decodingFailed(_, let reason), .malformedRecord(let reason):
+                throw ChronoStoreError.undecodableRecord(datastore: name, identifier: describe(key: key), reason: reason)
+            default: throw error
+            }
+        } catch {
+            throw ChronoStoreError.undecodableRecord(datastore: name, identifier: describe(key: key), reason: "\(error)")
+        }
+    }
+
     /// Whether stored bytes were written at an older (or other) version than the current one.
     static func needsMigration(_ bytes: [UInt8]) throws -> Bool { try RecordEnvelope.header(bytes).version != currentVersion }
 

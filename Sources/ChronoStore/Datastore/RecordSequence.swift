@@ -54,112 +54,180 @@ public struct RecordSequence<Format: DatastoreFormat>: AsyncSequence, Sendable {
     }
 
     /// An iterator bound to the current task's transaction on the store, if any.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(
+    public func makeAsyncIterator() -> Iterator { Iterator(cursor: makeCursor()) }
+
+    /// The same records, each as a `Result`: a record that fails to decode is a
+    /// `.failure(.undecodableRecord(datastore:identifier:reason:))` naming it, in its place in
+    /// the order, and the records after it still load. Iterating the sequence itself skips such
+    /// records instead, so one bad record (say, JSON a tool wrote into the datastore) never
+    /// fails a whole range; use this to find and report them.
+    public func results() -> RecordResults<Format> { RecordResults(sequence: self) }
+
+    func makeCursor() -> RecordCursor<Format> {
+        RecordCursor(
             reader: RangeReader(store: store, context: TransactionContext.active(for: store)), source: source,
             reverse: order == .descending, chunkSize: Swift.max(chunkSize, 1), remaining: limit.map { Swift.max($0, 0) },
             requiredIndex: requiredIndex)
     }
 
     /// Loads every matching record into an array. Convenient for small results; it holds them
-    /// all in memory.
+    /// all in memory. Records that fail to decode are skipped, as in iteration.
     public func collect() async throws -> [Format.Instance] {
         var result: [Format.Instance] = []
         for try await instance in self { result.append(instance) }
         return result
     }
 
-    /// Reads a ``RecordSequence`` chunk by chunk.
+    /// Reads a ``RecordSequence`` chunk by chunk, skipping records that fail to decode.
     public struct Iterator: AsyncIteratorProtocol {
-        let reader: RangeReader
-        let source: Source
-        let reverse: Bool
-        let chunkSize: Int
-        private var requiredIndex: String?
-        private var buffer: [Format.Instance] = []
-        private var position = 0
-        private var resumeKey: [UInt8]?
-        private var isExhausted = false
-        /// How many more records may be yielded (nil: no limit).
-        private var remaining: Int?
+        var cursor: RecordCursor<Format>
 
-        init(reader: RangeReader, source: Source, reverse: Bool, chunkSize: Int, remaining: Int?, requiredIndex: String?) {
-            self.remaining = remaining
-            self.requiredIndex = requiredIndex
-            self.reader = reader
-            self.source = source
-            self.reverse = reverse
-            self.chunkSize = chunkSize
-        }
-
-        /// The next record, reading the next chunk when the current one is used up.
+        /// The next record that decodes, reading the next chunk when the current one is used up.
         public mutating func next() async throws -> Format.Instance? {
-            if remaining == 0 {
-                if !isExhausted {
-                    isExhausted = true
-                    reader.finish()
-                }
-                return nil
+            while let result = try cursor.next() {
+                if case .success(let instance) = result { return instance }
             }
-            while position == buffer.count {
-                if isExhausted { return nil }
-                try refill()
-            }
-            defer { position += 1 }
-            remaining = remaining.map { $0 - 1 }
-            return buffer[position]
+            return nil
         }
+    }
+}
 
-        private mutating func refill() throws {
-            var range: KeyRange
-            let indexCollection: String?
-            switch source {
-            case .records(let keys):
-                range = keys
-                indexCollection = nil
-            case .index(let collection, let keys):
-                range = keys
-                indexCollection = collection
-            }
-            if let resumeKey {
-                if reverse { range.upper = KeyBound(resumeKey, inclusive: false) }
-                else { range.lower = KeyBound(resumeKey, inclusive: false) }
-            }
-            let limit = Swift.min(chunkSize, remaining ?? chunkSize)
-            let reverse = reverse
-            if let required = requiredIndex {
-                try reader.read { collections in
-                    guard try collections.count(in: Format.collectionName) == 0
-                        || Format.builtIndexes(in: collections).contains(where: { $0.name == required })
-                    else { throw ChronoStoreError.indexNotBuilt(datastore: Format.name, index: required) }
-                }
-                requiredIndex = nil
-            }
-            let (instances, lastKey, scanned) = try reader.read { collections -> ([Format.Instance], [UInt8]?, Int) in
-                var instances: [Format.Instance] = []
-                var lastKey: [UInt8]?
-                var scanned = 0
-                try collections.scan(indexCollection ?? Format.collectionName, range: range, reverse: reverse) { key, value in
-                    scanned += 1
-                    lastKey = key
-                    if indexCollection != nil {
-                        if let record = try collections.value(forKey: value, in: Format.collectionName) {
-                            instances.append(try Format.decodeRecord(record))
-                        }
-                    } else {
-                        instances.append(try Format.decodeRecord(value))
-                    }
-                    return scanned < limit
-                }
-                return (instances, lastKey, scanned)
-            }
-            buffer = instances
-            position = 0
-            resumeKey = lastKey
-            if scanned < limit {
+/// The records of a ``RecordSequence`` as results: each record, or the typed error that names a
+/// record that failed to decode. Get one with ``RecordSequence/results()``; its `limit` counts
+/// only the records that decode.
+public struct RecordResults<Format: DatastoreFormat>: AsyncSequence, Sendable {
+    /// A record, or why it could not be decoded.
+    public typealias Element = Result<Format.Instance, ChronoStoreError>
+    let sequence: RecordSequence<Format>
+
+    /// An iterator bound to the current task's transaction on the store, if any.
+    public func makeAsyncIterator() -> Iterator { Iterator(cursor: sequence.makeCursor()) }
+
+    /// Reads a ``RecordResults`` chunk by chunk.
+    public struct Iterator: AsyncIteratorProtocol {
+        var cursor: RecordCursor<Format>
+
+        /// The next record or decoding failure.
+        public mutating func next() async throws -> Result<Format.Instance, ChronoStoreError>? { try cursor.next() }
+    }
+}
+
+/// The reading behind both sequences: chunks of decoded records (or decoding failures) from one
+/// pinned root, resuming after the last key read.
+struct RecordCursor<Format: DatastoreFormat> {
+    let reader: RangeReader
+    let source: RecordSequence<Format>.Source
+    let reverse: Bool
+    let chunkSize: Int
+    private var requiredIndex: String?
+    private var buffer: [Result<Format.Instance, ChronoStoreError>] = []
+    private var position = 0
+    private var resumeKey: [UInt8]?
+    private var isExhausted = false
+    /// How many more records may be yielded (nil: no limit).
+    private var remaining: Int?
+
+    init(
+        reader: RangeReader, source: RecordSequence<Format>.Source, reverse: Bool, chunkSize: Int, remaining: Int?,
+        requiredIndex: String?
+    ) {
+        self.remaining = remaining
+        self.requiredIndex = requiredIndex
+        self.reader = reader
+        self.source = source
+        self.reverse = reverse
+        self.chunkSize = chunkSize
+    }
+
+    /// The next record or decoding failure; failures do not count against the limit.
+    mutating func next() throws -> Result<Format.Instance, ChronoStoreError>? {
+        if remaining == 0 {
+            if !isExhausted {
                 isExhausted = true
                 reader.finish()
             }
+            return nil
+        }
+        while position == buffer.count {
+            if isExhausted { return nil }
+            try refill()
+        }
+        defer { position += 1 }
+        if case .success = buffer[position] { remaining = remaining.map { $0 - 1 } }
+        return buffer[position]
+    }
+
+    private mutating func refill() throws {
+        var range: KeyRange
+        let indexCollection: String?
+        switch source {
+        case .records(let keys):
+            range = keys
+            indexCollection = nil
+        case .index(let collection, let keys):
+            range = keys
+            indexCollection = collection
+        }
+        if let resumeKey {
+            if reverse { range.upper = KeyBound(resumeKey, inclusive: false) }
+            else { range.lower = KeyBound(resumeKey, inclusive: false) }
+        }
+        let limit = Swift.min(chunkSize, remaining ?? chunkSize)
+        try checkRequiredIndex()
+        let (results, lastKey, scanned) = try reader.read { collections in
+            try Self.readChunk(from: collections, indexCollection: indexCollection, range: range, reverse: reverse, limit: limit)
+        }
+        buffer = results
+        position = 0
+        resumeKey = lastKey
+        if scanned < limit {
+            isExhausted = true
+            reader.finish()
+        }
+    }
+
+    private mutating func checkRequiredIndex() throws {
+        guard let required = requiredIndex else { return }
+        try reader.read { collections in
+            guard try collections.count(in: Format.collectionName) == 0
+                || Format.builtIndexes(in: collections).contains(where: { $0.name == required })
+            else { throw ChronoStoreError.indexNotBuilt(datastore: Format.name, index: required) }
+        }
+        requiredIndex = nil
+    }
+
+    /// Up to `limit` entries of the range, decoded; returns them, the last key scanned and how
+    /// many entries were scanned.
+    private static func readChunk(
+        from collections: any CollectionReading, indexCollection: String?, range: KeyRange, reverse: Bool, limit: Int
+    ) throws -> ([Result<Format.Instance, ChronoStoreError>], [UInt8]?, Int) {
+        var results: [Result<Format.Instance, ChronoStoreError>] = []
+        var lastKey: [UInt8]?
+        var scanned = 0
+        try collections.scan(indexCollection ?? Format.collectionName, range: range, reverse: reverse) { key, value in
+            scanned += 1
+            lastKey = key
+            if indexCollection != nil {
+                if let record = try collections.value(forKey: value, in: Format.collectionName) {
+                    results.append(decode(record, key: value))
+                }
+            } else {
+                results.append(decode(value, key: key))
+            }
+            return scanned < limit
+        }
+        return (results, lastKey, scanned)
+    }
+
+    /// One record decoded, or the failure naming it.
+    private static func decode(_ record: [UInt8], key: [UInt8]) -> Result<Format.Instance, ChronoStoreError> {
+        do {
+            return .success(try Format.decodeRecord(record, key: key))
+        } catch let error as ChronoStoreError {
+            if case .undecodableRecord = error { return .failure(error) }
+            return .failure(.undecodableRecord(datastore: Format.name, identifier: Format.describe(key: key), reason: error.description))
+        } catch {
+            return .failure(.undecodableRecord(datastore: Format.name, identifier: Format.describe(key: key), reason: "\(error)"))
         }
     }
 }

@@ -47,6 +47,7 @@ extension Datastore {
             var metadata = try Format.metadata(in: writer)
             let declared = Format.indexes
             try Format.validateIndexNames(declared)
+            try Format.recordIdentifierShape(in: writer, log: &log)
             for (name, kind) in metadata.indexes where !declared.contains(where: { $0.name == name && $0.kind == kind }) {
                 try writer.dropCollection(Format.indexCollectionName(name))
                 metadata.indexes.removeValue(forKey: name)
@@ -84,7 +85,7 @@ extension Datastore {
                 return chunk.count < 256
             }
             for (key, record) in chunk {
-                let instance = try Format.decodeRecord(record)
+                let instance = try Format.decodeRecord(record, key: key)
                 try Format.updateIndexes(indexes, key: key, old: nil, new: instance, in: writer)
                 if migrate, try Format.needsMigration(record) {
                     let rewritten = try Format.encodeRecord(instance)

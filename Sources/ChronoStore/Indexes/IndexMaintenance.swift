@@ -87,9 +87,4 @@ extension DatastoreFormat {
             }
         }
     }
-
-    /// A readable form of an encoded identifier for error messages.
-    static func describe(key: [UInt8]) -> String {
-        "0x" + key.map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
-    }
 }

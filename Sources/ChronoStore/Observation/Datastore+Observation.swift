@@ -7,8 +7,10 @@ extension Datastore {
     /// coalesced within the transaction), undo, redo, revert, snapshot checkout and restore (the
     /// differences between the old and new head), and other processes' commits, noticed within
     /// about 100 ms. If the store moved several roots between deliveries, you receive the net
-    /// differences. The stream ends when the store closes, or throws when a record fails to
-    /// decode. Elements are buffered without limit, so consume them promptly.
+    /// differences. The stream ends when the store closes. A record that does not decode counts
+    /// as absent: one that becomes undecodable is delivered as deleted, and one repaired as
+    /// created, so a bad record never ends the stream. Elements are buffered without limit, so
+    /// consume them promptly.
     ///
     /// Cost: O(changes) per local commit; O(records in the datastore) for a history operation or
     /// another process's commit (the engine has no structural diff yet).
@@ -27,11 +29,7 @@ extension Datastore {
             collection: Format.collectionName,
             handler: { raw in
                 if let key, raw.key != key { return }
-                do {
-                    if let change = try DatastoreChange<Format>(raw) { continuation.yield(change) }
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+                if let change = DatastoreChange<Format>(raw) { continuation.yield(change) }
             },
             finish: { continuation.finish() })
         guard let token else {

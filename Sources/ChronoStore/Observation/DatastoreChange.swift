@@ -21,9 +21,12 @@ public struct DatastoreChange<Format: DatastoreFormat>: Sendable {
     /// The record after the change (nil when deleted).
     public var newValue: Format.Instance?
 
-    init?(_ change: RawChange) throws {
-        let old = try change.old.map(Format.decodeRecord)
-        let new = try change.new.map(Format.decodeRecord)
+    /// The change as the format sees it. A side that does not decode counts as absent (one bad
+    /// record, say JSON a tool wrote, must not end every observer's stream): a record becoming
+    /// undecodable is seen as deleted, one repaired as created; nil when neither side decodes.
+    init?(_ change: RawChange) {
+        let old = change.old.flatMap { try? Format.decodeRecord($0, key: change.key) }
+        let new = change.new.flatMap { try? Format.decodeRecord($0, key: change.key) }
         guard let any = new ?? old else { return nil }
         identifier = Format.identifier(of: any)
         oldValue = old

@@ -75,6 +75,8 @@ struct ChangeLog: Sendable {
     private(set) var changes: [RawChange] = []
     /// Datastore name → the indexes known built in this transaction (see `prepareIndexes`).
     var preparedIndexes: [String: DatastoreMetadata] = [:]
+    /// Datastores whose identifier shape this transaction has recorded (see `recordIdentifierShape`).
+    var describedDatastores: Set<String> = []
     private var positions: [ChangeKey: Int] = [:]
 
     private struct ChangeKey: Hashable {

@@ -9,6 +9,13 @@ package struct BackupRecord: Equatable, Sendable {
     /// When it was stored, in milliseconds since 1970.
     package var timeMilliseconds: Int64
     package var byteCount: UInt64
+
+    package init(identifier: String, name: String, timeMilliseconds: Int64, byteCount: UInt64) {
+        self.identifier = identifier
+        self.name = name
+        self.timeMilliseconds = timeMilliseconds
+        self.byteCount = byteCount
+    }
 }
 
 /// Somewhere to keep backups: a directory, or an app's own cloud storage.
