@@ -55,6 +55,21 @@ struct PackedHistoryTests {
         #expect(failure == nil, "\(failure ?? "")")
     }
 
+    /// Regression: clearing history by complement marked the page numbers of the head's packed
+    /// versions as kept, so the pages of dropped roots lying in those slots leaked.
+    @Test func clearingByComplementLeaksNoSlotOfTheHeadsPackedVersions() throws {
+        let simulator = CrashSimulator(durability: .durable, retention: .lastRoots(12), packing: eagerPacking)
+        let workload = RandomWorkload(seed: 17_196_584_703_886_974_821, stepCount: 40)
+        let record = WorkloadRecord()
+        var failure: String?
+        _ = try simulator.run(crashAfter: nil) { store, file in
+            try workload.run(on: store, file: file, record: record) { store in
+                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+            }
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
     @Test func packingKeepsTheFileAFractionOfWholePageHistory() throws {
         let directory = try TemporaryDirectory()
         func fileSize(packing: HistoryPacking) throws -> (bytes: UInt64, packed: UInt64, packPages: UInt64, free: UInt64) {
@@ -116,6 +131,35 @@ struct PackedHistoryTests {
         #expect(try store.snapshot.state.packs.packPages == 0)
         let cleared = try store.verify()
         #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
+    }
+
+    @Test func compactionMovesPackPagesOutOfTheTailAndEveryRootStillReads() throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(retention: .limitless)
+        options.packing = HistoryPacking(window: 3, batchRoots: 2)
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: options)
+        defer { try? store.close() }
+        for step in 0..<240 {
+            try store.write(label: "\(step)") { transaction in
+                try transaction.put(bytes("step"), bytes("\(step)"), in: "items")
+                try transaction.put(bytes("key\(step % 40)"), [UInt8](repeating: UInt8(step % 251), count: 600), in: "items")
+            }
+        }
+        try store.setRetention(.lastRoots(60))
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64
+        let report = try store.compact()
+        let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64
+        print("compaction of a packed store: \(before) -> \(after) bytes, \(report.pagesMoved) pages moved")
+        #expect(after < before)
+        #expect(try store.snapshot.state.packs.packedPages > 0)
+        for item in try store.history() where item.label != nil {
+            let reader = try store.beginRead(at: .root(item.id))
+            defer { reader.close() }
+            #expect(text(try reader.value(forKey: bytes("step"), in: "items")) == item.label)
+        }
+        let verified = try store.verify()
+        #expect(verified.isSound && verified.leakedPageCount == 0, "\(verified)")
     }
 
     @Test func undoFarBeyondTheWindowReadsPackedPagesAndCommitsOnThem() throws {

@@ -27,8 +27,10 @@ extension WriteTransaction {
     func clearByComplement(_ trees: inout HistoryTrees, head: HistoryEntry) throws -> Int {
         let pageCount = base.state.pageCount
         var kept = PageBitmap(pageCount: pageCount)
-        try markReachable(&kept, trees: trees, head: head)
-        try keepOnlyPackedPagesOfTheHead(head)
+        // The head's packed versions have no slot of their own: their page numbers must not be
+        // marked, or whatever page now lies in that slot would leak.
+        let packed = try keepOnlyPackedPagesOfTheHead(head)
+        try markReachable(&kept, trees: trees, head: head, packed: packed)
         for page in kept.unmarked() { allocator.released.append(page) }
         var dropped = 0
         try trees.entries.scan(.all, reverse: false, reader: self) { key, _ in
@@ -53,25 +55,27 @@ extension WriteTransaction {
     /// Marks every page the state reaches, except the chunks of the head's merged lists (the
     /// head's lists become empty; chunks of lists its root page holds stay with it), and every
     /// page the free tree lists.
-    private func markReachable(_ kept: inout PageBitmap, trees: HistoryTrees, head: HistoryEntry) throws {
+    private func markReachable(
+        _ kept: inout PageBitmap, trees: HistoryTrees, head: HistoryEntry, packed: Set<PageReference>
+    ) throws {
         kept.mark(base.stateReference.page)
         // The root page and the chunks of its own lists, which stay with it until it is dropped.
         let headRoot = try LoadedRoot(head.rootPage, reader: self)
-        for page in try headRoot.metadataPages(reader: self) { kept.mark(page.page) }
+        for page in try headRoot.metadataPages(reader: self) where !packed.contains(page) { kept.mark(page.page) }
         let engineTrees = [
             trees.entries.root, trees.lineage.root, trees.times.root, base.state.headTimeline, base.state.snapshots,
             base.state.freeTree,
         ]
         for tree in engineTrees { try TreePages.forEach(in: tree, reader: self) { page, _ in kept.mark(page.page) } }
         let catalog = BTree(root: headRoot.record.catalog, owner: .history)
-        try TreePages.forEach(in: catalog.root, reader: self) { page, _ in kept.mark(page.page) }
+        try TreePages.forEach(in: catalog.root, reader: self) { page, _ in if !packed.contains(page) { kept.mark(page.page) } }
         var collections: [PageReference] = []
         try catalog.scan(.all, reverse: false, reader: self) { _, value in
             collections.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
             return true
         }
         for collection in collections {
-            try TreePages.forEach(in: collection, reader: self) { page, _ in kept.mark(page.page) }
+            try TreePages.forEach(in: collection, reader: self) { page, _ in if !packed.contains(page) { kept.mark(page.page) } }
         }
         try allocator.baseFreeTree.scan(.all, reverse: false, reader: self) { _, value in
             for page in try FreeTree.decode(value, page: allocator.baseFreeTree.root.page) { kept.mark(page) }
@@ -82,9 +86,10 @@ extension WriteTransaction {
     /// Packed history after a clear: the pack index and pack pages are not marked, so they are
     /// freed, except that the head may itself read packed versions (after an undo past the
     /// packing window). Those are rebuilt and written again as keyframes into a new pack index,
-    /// which `finishPacking` writes. O(pages of the head's trees) index lookups.
-    private func keepOnlyPackedPagesOfTheHead(_ head: HistoryEntry) throws {
-        guard !packWork.tree.root.isNone else { return }
+    /// which `finishPacking` writes. Returns those versions. O(pages of the head's trees) index
+    /// lookups.
+    private func keepOnlyPackedPagesOfTheHead(_ head: HistoryEntry) throws -> Set<PageReference> {
+        guard !packWork.tree.root.isNone else { return [] }
         let oldIndex = packWork.tree
         var references = [head.rootPage]
         let root = try LoadedRoot(head.rootPage, reader: self)
@@ -111,6 +116,7 @@ extension WriteTransaction {
         packWork.runs = [:]
         packWork.lost = [:]
         packWork.pending = kept
+        return Set(kept.keys)
     }
 
     private func releaseAllPages(of root: PageReference) throws {

@@ -31,7 +31,8 @@ extension WriteTransaction {
         }
     }
 
-    private func loseEntry(in packPage: PageID, byteCount: Int) {
+    private func loseEntry(in recordedPage: PageID, byteCount: Int) {
+        let packPage = packWork.relocated[recordedPage] ?? recordedPage
         var lost = packWork.lost[packPage] ?? (0, 0)
         lost.entries += 1
         lost.bytes += UInt64(byteCount)

@@ -11,6 +11,8 @@ struct PackWork {
     var runs: [PageReference: Int] = [:]
     /// Live entries and bytes each existing pack page loses.
     var lost: [PageID: (entries: UInt64, bytes: UInt64)] = [:]
+    /// Pack pages compaction copied in this transaction: old page → copy.
+    var relocated: [PageID: PageID] = [:]
 
     init(counters: PackCounters) {
         self.counters = counters

@@ -106,7 +106,9 @@ extension WriteTransaction {
         }
         markFinished()
         let head = sealed.snapshot.head.transaction
-        if store.options.durability == .durable {
+        // Secure delete zeroes freed pages right after its commit's own sync, so its commits are
+        // published one by one rather than in groups.
+        if store.options.durability == .durable && !sealed.snapshot.state.secureDelete {
             // Remembered before the writer is released to the next commit (forgotten if it fails).
             rememberPruning()
             return try store.writeGroupMember(self, pages: sealed.pages, snapshot: sealed.snapshot)
