@@ -165,22 +165,27 @@ struct HeadTimelineTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("v1.chrono")
         try FileManager.default.copyItem(atPath: FormatFixture.store, toPath: path)
-        let store = try Store.open(at: path)
+        let probe = try Store.open(at: path)
+        let items = try probe.history(allBranches: true)
+        try probe.close()
+        let times = Set(items.map(\.timeMilliseconds)).sorted()
+        let clock = ManualClock(times.last! + 1000)
+        var options = StoreOptions()
+        options.clock = clock.wallClock
+        let store = try Store.open(at: path, options: options)
         defer { try? store.close() }
         #expect(try store.snapshot.state.headTimeline.isNone)
-        let items = try store.history(allBranches: true)
-        let times = Set(items.map(\.timeMilliseconds)).sorted()
         // What reads by time answered from commit times alone, at each commit time.
         let before = try times.map { try rootRead(store, at: $0).get() }
         let head = try store.snapshot.head.transaction
-        try store.write { try $0.put(bytes("k"), bytes("after"), in: "c") }
+        let after = try store.write { try $0.put(bytes("k"), bytes("after"), in: "c") }.1!
         #expect(try store.snapshot.state.headTimelineCount == UInt64(items.count) + 1)
         #expect(try times.map { try rootRead(store, at: $0).get() } == before)
+        clock.now += 10
         #expect(try store.undo() == head)
-        // The undo's recorded time must lie before the instant read (a loaded machine can
-        // reach this line within the undo's millisecond).
-        Thread.sleep(forTimeInterval: 0.005)
-        #expect(try rootRead(store, at: Clock.nowMilliseconds() - 1).get() == head)
+        clock.now += 10
+        #expect(try rootRead(store, at: clock.now - 15).get() == after)
+        #expect(try rootRead(store, at: clock.now - 5).get() == head)
         #expect(try store.verify().isSound)
     }
 
