@@ -84,27 +84,30 @@ let stallBound: Duration = .seconds(1)
         try await counters.persist(Counter(id: "before", value: 0))
 
         let writer = try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value
-        let release = Task.detached {
-            try? await Task.sleep(for: .seconds(holdSeconds))
-            return writer.finish()
-        }
+        // Released from a thread of its own: other tests' synchronous waits may hold every
+        // thread of the cooperative pool for a while.
+        let statuses = WriterRelease(after: holdSeconds, [writer])
         let ticker = Ticker()
+        let poolTicker = Ticker()
         ticker.start()
+        poolTicker.start(detached: true)
         let clock = ContinuousClock()
         let started = clock.now
         try await store.transaction(label: "After the other process") {
             try await counters.persist(Counter(id: "after", value: 1))
         }
         let waited = clock.now - started
-        let longestGap = await ticker.stop()
-        let (status, errors) = await release.value
-        print("transaction waited \(waited) for the other process; longest main-actor gap \(longestGap)")
+        let (longestGap, poolGap) = (await ticker.stop(), await poolTicker.stop())
+        print("transaction waited \(waited) for the other process; longest main-actor gap \(longestGap), pool-task gap \(poolGap)")
 
-        #expect(status == 0, "\(errors)")
+        #expect(await statuses.value == [0])
         // The transaction really waited for the other process's writer...
         #expect(waited >= .seconds(holdSeconds * 0.8))
-        // ...while the main actor kept running (a blocked main thread would show a ~2 s gap).
-        #expect(longestGap < stallBound)
+        // ...while the main actor kept running (a blocked main thread would show a ~2 s gap). A
+        // sleeping task is woken through the cooperative pool, so when parallel tests' blocking
+        // calls held every pool thread (the pool ticker shows it), the main actor's gap says
+        // nothing about this store; a main thread blocked by the store shows with a free pool.
+        #expect(longestGap < stallBound || poolGap >= longestGap * 0.8, "main \(longestGap), pool \(poolGap)")
         #expect(try await counters.count() == 2)
         try await store.close()
     }

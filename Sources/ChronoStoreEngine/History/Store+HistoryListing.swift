@@ -29,12 +29,17 @@ extension Store {
         for info in try SnapshotTree.all(reader.snapshot.state.snapshots, reader: reader.treeReader) {
             snapshotNames[info.root, default: []].append(info.name)
         }
+        // Roots some retained root was committed on, built once when the quick test cannot tell.
+        var historyParents: Set<TransactionID>?
         return try entries.map { entry in
             let root = try LoadedRoot(entry.rootPage, reader: reader.treeReader).record
             let redo = try trees.entry(entry.redoTarget, reader: reader.treeReader)
             var isBranchTip = false
-            if allBranches, entry.root != head {
-                isBranchTip = try !Self.hasHistoryChild(entry, redo: redo, trees: trees, reader: reader.treeReader)
+            if allBranches, entry.root != head, try !Self.hasHistoryChild(entry, redo: redo, trees: trees, reader: reader.treeReader) {
+                // A revert or restore committed on this root is neither its lineage child nor,
+                // after later undos and commits, its redo target: look at every retained root.
+                if historyParents == nil { historyParents = try Self.allHistoryParents(trees, reader: reader.treeReader) }
+                isBranchTip = !historyParents!.contains(entry.root)
             }
             return HistoryItem(
                 id: entry.root, parent: entry.historyParent == .none ? nil : entry.historyParent,
@@ -72,6 +77,16 @@ extension Store {
             cursor = entry.historyParent
         }
         return Array(entries.prefix(count))
+    }
+
+    /// The history parents of every retained root. O(R).
+    private static func allHistoryParents(_ trees: HistoryTrees, reader: some TreeReading) throws -> Set<TransactionID> {
+        var parents = Set<TransactionID>()
+        try trees.entries.scan(.all, reverse: false, reader: reader) { _, value in
+            parents.insert(try HistoryEntry.decode(value, page: trees.entries.root.page).historyParent)
+            return true
+        }
+        return parents
     }
 
     /// Whether a retained root was committed on `entry`. A commit on it is its lineage child; a
