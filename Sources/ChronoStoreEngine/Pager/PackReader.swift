@@ -31,10 +31,13 @@ struct PackReader {
     /// The page at `reference` from its slot or, when the slot holds another version, rebuilt
     /// from its pack entry.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
-        if prefersPacks, pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) {
-            return try checked(page, reference: reference, kind: kind)
+        if prefersPacks {
+            if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
+            if pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) {
+                return try checked(page, reference: reference, kind: kind)
+            }
         }
+        // The head's readers: the slot (through the page cache) first, exactly as without packs.
         do {
             return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached)
         } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
