@@ -70,6 +70,21 @@ struct PackedHistoryTests {
         #expect(failure == nil, "\(failure ?? "")")
     }
 
+    /// Regression: one tree may hold a packed version of page p and, elsewhere, the newer page
+    /// that reused slot p; tree walks keyed by page number reported that as a page reached twice.
+    @Test func aTreeHoldingAPackedVersionAndTheNewPageInItsSlotIsSound() throws {
+        let simulator = CrashSimulator(durability: .durable, retention: .lastRoots(6), packing: eagerPacking)
+        let workload = RandomWorkload(seed: 11_381_644_930_091_350_618, stepCount: 40)
+        let record = WorkloadRecord()
+        var failure: String?
+        _ = try simulator.run(crashAfter: nil) { store, file in
+            try workload.run(on: store, file: file, record: record) { store in
+                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+            }
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
     @Test func packingKeepsTheFileAFractionOfWholePageHistory() throws {
         let directory = try TemporaryDirectory()
         func fileSize(packing: HistoryPacking) throws -> (bytes: UInt64, packed: UInt64, packPages: UInt64, free: UInt64) {

@@ -10,18 +10,20 @@ enum TreePages {
         in root: PageReference, reader: some TreeReading, bornIn birth: TransactionID? = nil,
         _ body: (PageReference, PageKind) throws -> Void
     ) throws {
-        var seen: Set<PageID> = []
+        // Keyed by reference, not page number: with packed history one tree may hold a packed
+        // version of page p and, elsewhere, the newer page now in slot p.
+        var seen: Set<PageReference> = []
         try visit(root, reader, birth, depth: 0, &seen, body)
     }
 
     private static func visit(
         _ reference: PageReference, _ reader: some TreeReading, _ birth: TransactionID?, depth: Int,
-        _ seen: inout Set<PageID>, _ body: (PageReference, PageKind) throws -> Void
+        _ seen: inout Set<PageReference>, _ body: (PageReference, PageKind) throws -> Void
     ) throws {
         guard !reference.isNone else { return }
         if let birth, reference.birth != birth { return }
         try KeyInterval.checkDepth(depth, page: reference.page)
-        guard seen.insert(reference.page).inserted else {
+        guard seen.insert(reference).inserted else {
             throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree")
         }
         switch try reader.node(reference) {

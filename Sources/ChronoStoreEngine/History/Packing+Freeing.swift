@@ -115,6 +115,13 @@ extension WriteTransaction {
         packWork.pending = [:]
         packWork.runs = [:]
         packWork.lost = [:]
+        // Nothing packed is left: chain lengths mean nothing without packed versions.
+        if packWork.counters.packedPages == 0, packWork.counters.packPages == 0, !packWork.tree.root.isNone {
+            var pages: [PageReference] = []
+            try TreePages.forEach(in: packWork.tree.root, reader: self) { page, _ in pages.append(page) }
+            for page in pages { releasePage(page, owner: .system) }
+            packWork.tree.root = .none
+        }
         packWork.counters.index = packWork.tree.root
     }
 

@@ -118,7 +118,8 @@ struct IntegrityWalk {
         guard !root.isNone else { return }
         do {
             var pages: [(PageReference, PageKind)] = []
-            var inThisTree: Set<PageID> = []
+            // By reference: a packed version of page p and the page now in slot p may share a tree.
+            var inThisTree: Set<PageReference> = []
             try walkNodes(root, .all, depth: 0, &inThisTree, into: &pages)
             for (page, kind) in pages where kind == .overflowData || kind == .overflowIndex { mark(page, kind: kind) }
         } catch {
@@ -130,10 +131,10 @@ struct IntegrityWalk {
     /// seen through another root is shared (copy-on-write) and not walked again; a page reached
     /// twice within one tree is a cycle or a shared child, which no valid tree has.
     private mutating func walkNodes(
-        _ reference: PageReference, _ interval: KeyInterval, depth: Int, _ inThisTree: inout Set<PageID>,
+        _ reference: PageReference, _ interval: KeyInterval, depth: Int, _ inThisTree: inout Set<PageReference>,
         into overflow: inout [(PageReference, PageKind)]
     ) throws {
-        guard inThisTree.insert(reference.page).inserted else {
+        guard inThisTree.insert(reference).inserted else {
             throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree (a cycle or a shared child)")
         }
         try KeyInterval.checkDepth(depth, page: reference.page)
