@@ -43,38 +43,29 @@ struct PackedHistoryTests {
     /// state naming the index's old root page, which it had released (found by the spec reader's
     /// author with seed 17178095762317017655: clear history, commit, clear again).
     @Test func aCommitThatOnlyDropsChainLengthsPublishesTheEditedPackIndex() throws {
-        let simulator = CrashSimulator(durability: .deferred, retention: .lastRoots(6), packing: eagerPacking)
-        let workload = RandomWorkload(seed: 11_630_154_871_082_978_280, stepCount: 40)
-        let record = WorkloadRecord()
-        var failure: String?
-        _ = try simulator.run(crashAfter: nil) { store, file in
-            try workload.run(on: store, file: file, record: record) { store in
-                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
-            }
-        }
+        let failure = try replayedFailure(seed: 11_630_154_871_082_978_280, durability: .deferred, retention: .lastRoots(6))
         #expect(failure == nil, "\(failure ?? "")")
     }
 
     /// Regression: clearing history by complement marked the page numbers of the head's packed
     /// versions as kept, so the pages of dropped roots lying in those slots leaked.
     @Test func clearingByComplementLeaksNoSlotOfTheHeadsPackedVersions() throws {
-        let simulator = CrashSimulator(durability: .durable, retention: .lastRoots(12), packing: eagerPacking)
-        let workload = RandomWorkload(seed: 17_196_584_703_886_974_821, stepCount: 40)
-        let record = WorkloadRecord()
-        var failure: String?
-        _ = try simulator.run(crashAfter: nil) { store, file in
-            try workload.run(on: store, file: file, record: record) { store in
-                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
-            }
-        }
+        let failure = try replayedFailure(seed: 17_196_584_703_886_974_821, durability: .durable, retention: .lastRoots(12))
         #expect(failure == nil, "\(failure ?? "")")
     }
 
     /// Regression: one tree may hold a packed version of page p and, elsewhere, the newer page
     /// that reused slot p; tree walks keyed by page number reported that as a page reached twice.
     @Test func aTreeHoldingAPackedVersionAndTheNewPageInItsSlotIsSound() throws {
-        let simulator = CrashSimulator(durability: .durable, retention: .lastRoots(6), packing: eagerPacking)
-        let workload = RandomWorkload(seed: 11_381_644_930_091_350_618, stepCount: 40)
+        let failure = try replayedFailure(seed: 11_381_644_930_091_350_618, durability: .durable, retention: .lastRoots(6))
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
+    /// Runs one recorded random workload with eager packing, checking every retained root and
+    /// verify after each step; returns the first problem.
+    private func replayedFailure(seed: UInt64, durability: Durability, retention: RetentionPolicy) throws -> String? {
+        let simulator = CrashSimulator(durability: durability, retention: retention, packing: eagerPacking)
+        let workload = RandomWorkload(seed: seed, stepCount: 40)
         let record = WorkloadRecord()
         var failure: String?
         _ = try simulator.run(crashAfter: nil) { store, file in
@@ -82,7 +73,7 @@ struct PackedHistoryTests {
                 if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
             }
         }
-        #expect(failure == nil, "\(failure ?? "")")
+        return failure
     }
 
     @Test func packingKeepsTheFileAFractionOfWholePageHistory() throws {

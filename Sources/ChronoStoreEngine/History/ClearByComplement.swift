@@ -105,10 +105,7 @@ extension WriteTransaction {
             guard let value = try oldIndex.lookup(PackIndex.key(reference), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
-            let page = try treeReader.read(reference, kind: nil, cached: false)
-            kept[reference] = PackEntry(
-                base: .none, checksum: page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset),
-                delta: PageDelta.encode(PackBlanking.blanked(page), base: []))
+            kept[reference] = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
         }
         // The old index's pages and pack pages are left unmarked: the complement frees them.
         packWork.tree = BTree(root: .none, owner: .system)

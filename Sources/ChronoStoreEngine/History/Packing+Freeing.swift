@@ -61,10 +61,7 @@ extension WriteTransaction {
                 base = found.entry.base
             }
             guard !base.isNone, freedSet.contains(base) else { continue }
-            let page = try treeReader.read(reference, kind: nil, cached: false)
-            let keyframe = PackEntry(
-                base: .none, checksum: page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset),
-                delta: PageDelta.encode(PackBlanking.blanked(page), base: []))
+            let keyframe = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
             if packWork.pending[reference] == nil {
                 // The old entry goes; the page stays packed, now whole.
                 _ = try packWork.tree.remove(PackIndex.key(reference), editor: self)

@@ -121,13 +121,12 @@ extension WriteTransaction {
     }
 
     private func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {
-        let target = PackBlanking.blanked(page)
+        guard let base else { return PackEntry.keyframe(of: page) }
         let checksum: UInt32 = page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset)
-        let keyframe = { PackEntry(base: .none, checksum: checksum, delta: PageDelta.encode(target, base: [])) }
-        guard let base else { return keyframe() }
-        let entry = PackEntry(base: base.reference, checksum: checksum, delta: PageDelta.encode(target, base: PackBlanking.blanked(base)))
+        let delta = PageDelta.encode(PackBlanking.blanked(page), base: PackBlanking.blanked(base))
+        let entry = PackEntry(base: base.reference, checksum: checksum, delta: delta)
         if entry.delta.count > pageSize / 4 {
-            let whole = keyframe()
+            let whole = PackEntry.keyframe(of: page)
             if whole.delta.count <= entry.delta.count { return whole }
         }
         return entry

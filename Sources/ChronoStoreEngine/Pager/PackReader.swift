@@ -141,3 +141,12 @@ enum PackBlanking {
         return bytes
     }
 }
+
+extension PackEntry {
+    /// `page` stored whole: a delta against no base, with the page's checksum.
+    static func keyframe(of page: PageBuffer) -> PackEntry {
+        PackEntry(
+            base: .none, checksum: page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset),
+            delta: PageDelta.encode(PackBlanking.blanked(page), base: []))
+    }
+}
