@@ -35,6 +35,10 @@ extension BTree {
             if case .leafPage(let view)? = read, let edited = try removeFromLeafPage(view, key: key, at: reference, editor: editor) {
                 return (edited.reference, edited.removed)
             }
+        } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
+            let removed = removeFromDirtyLeafPage(buffer, key: key, page: reference.page, editor: editor)
+        {
+            return (reference, removed)
         }
         let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {

@@ -73,6 +73,10 @@ extension BTree {
                 let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
+        } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
+            let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor)
+        {
+            return InsertResult(reference: reference, previous: edited.previous)
         }
         let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {

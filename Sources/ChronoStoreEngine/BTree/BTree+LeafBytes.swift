@@ -4,9 +4,10 @@ extension BTree {
     /// Puts `value` under `key` into the committed leaf page `view` by writing a copy of the page
     /// with the edit applied on a fresh page (the old one is released), when the result fits.
     ///
-    /// Only the first edit of a leaf in a transaction takes this path: a leaf this transaction
-    /// already wrote is decoded once and then edited as a node, which is cheaper for many edits
-    /// of one leaf (a bulk load) than copying the page each time.
+    /// A leaf this transaction already copied as bytes is edited the same way on its own page,
+    /// up to ``dirtyLeafByteEditLimit`` times (see ``putInDirtyLeafPage(_:key:value:page:editor:)``);
+    /// after that it is decoded once and edited as a node, which is cheaper for many edits of one
+    /// leaf (a bulk load) than copying the page each time.
     /// - Returns: the leaf's new reference and the value replaced, or nil when the leaf is not
     ///   committed or would overflow (nothing was changed: the caller decodes it and splits it).
     func putInLeafPage(
@@ -19,13 +20,77 @@ extension BTree {
         for entry in 0..<view.count where !(found && entry == index) { total += view.entryByteCount(entry) }
         guard total <= editor.pageSize else { return nil }
         let previous = found ? view.value(at: index) : nil
-        let buffer = PageBuffer(pageSize: editor.pageSize)
+        let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
         NodeLayout.encodeEdited(view, index: index, replacing: found, key: key, value: value, into: buffer)
+        Self.markLaidOut(buffer, edits: 0)
         let count = found ? view.count : view.count + 1
         let page = try editor.allocatePage(owner: owner)
         editor.releasePage(reference, owner: owner)
         editor.setDirty(page, .raw(buffer, kind: .leaf, count: count))
         return (PageReference(page: page, birth: editor.transaction), previous)
+    }
+
+    /// Edits of one leaf, within a transaction, made by copying its bytes; later edits decode it.
+    /// The pack index, the free tree and the history trees edit most leaves once or twice a
+    /// commit, where a copy (a few hundred instructions) beats a decode (one allocation per entry).
+    static var dirtyLeafByteEditLimit: UInt8 { 4 }
+
+    /// A dirty leaf buffer's header flags byte, until sealing writes it as 0: bit 7 says an edit
+    /// laid the leaf out (``NodeLayout/canonicalLeafEnd(_:)``), bits 0–6 count the edits since
+    /// it was copied from a committed page.
+    private static let laidOutByEdit: UInt8 = 0x80
+
+    private static func markLaidOut(_ buffer: PageBuffer, edits: UInt8) {
+        buffer.bytes.storeLittleEndian(laidOutByEdit | edits, at: PageHeader.flagsOffset)
+    }
+
+    /// The byte edits made so far of a dirty leaf buffer laid out by an edit, or nil when
+    /// something else laid it out (a node encoded whole, a page copied as it was stored).
+    private static func byteEdits(of buffer: PageBuffer) -> UInt8? {
+        let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
+        return flags & laidOutByEdit != 0 ? flags & ~laidOutByEdit : nil
+    }
+
+    /// Puts `value` under `key` into a leaf this transaction holds as bytes (`buffer`, on `page`),
+    /// by laying out a copy with the edit on the same page, when it fits and the leaf has not been
+    /// copied ``dirtyLeafByteEditLimit`` times already.
+    /// - Returns: the page and the value replaced (nil when the key is new), or nil when nothing changed.
+    func putInDirtyLeafPage(
+        _ buffer: PageBuffer, key: UnsafeRawBufferPointer, value: LeafValue, page: PageID, editor: some TreeEditing
+    ) -> (page: PageID, previous: LeafValue?)? {
+        guard let edits = Self.byteEdits(of: buffer), edits < Self.dirtyLeafByteEditLimit else { return nil }
+        let view = LeafView(page: buffer)
+        let (index, found) = view.search(key)
+        let end = NodeLayout.canonicalLeafEnd(view)
+        var total = end + NodeLayout.leafEntryFixedByteCount + key.count + value.encodedByteCount
+        if found { total -= view.entryByteCount(index) }
+        guard total <= editor.pageSize else { return nil }
+        let previous = found ? view.value(at: index) : nil
+        let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
+        NodeLayout.encodeEditedCanonical(view, end: end, index: index, replacing: found, key: key, value: value, into: copy)
+        Self.markLaidOut(copy, edits: edits + 1)
+        editor.setDirty(page, .raw(copy, kind: .leaf, count: found ? view.count : view.count + 1))
+        return (page, previous)
+    }
+
+    /// Removes `key` from a leaf this transaction holds as bytes, on its own page, under the same
+    /// conditions as ``removeFromLeafPage(_:key:at:editor:)`` and the edit limit.
+    /// - Returns: the removed value, or nil when nothing changed.
+    func removeFromDirtyLeafPage(
+        _ buffer: PageBuffer, key: UnsafeRawBufferPointer, page: PageID, editor: some TreeEditing
+    ) -> LeafValue? {
+        let view = LeafView(page: buffer)
+        guard let edits = Self.byteEdits(of: buffer), edits < Self.dirtyLeafByteEditLimit, view.count > 1 else { return nil }
+        let (index, found) = view.search(key)
+        guard found else { return nil }
+        let end = NodeLayout.canonicalLeafEnd(view)
+        guard end - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
+        let removed = view.value(at: index)
+        let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
+        NodeLayout.encodeRemovingCanonical(view, end: end, index: index, into: copy)
+        Self.markLaidOut(copy, edits: edits + 1)
+        editor.setDirty(page, .raw(copy, kind: .leaf, count: view.count - 1))
+        return removed
     }
 
     /// Removes entry `key` from the committed leaf page `view` by writing a copy of the page
@@ -43,8 +108,9 @@ extension BTree {
         for entry in 0..<view.count where entry != index { total += view.entryByteCount(entry) }
         guard total >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)
-        let buffer = PageBuffer(pageSize: editor.pageSize)
+        let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
         NodeLayout.encodeRemoving(view, index: index, into: buffer)
+        Self.markLaidOut(buffer, edits: 0)
         let page = try editor.allocatePage(owner: owner)
         editor.releasePage(reference, owner: owner)
         editor.setDirty(page, .raw(buffer, kind: .leaf, count: view.count - 1))

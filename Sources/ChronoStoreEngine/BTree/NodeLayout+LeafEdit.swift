@@ -27,7 +27,8 @@ extension NodeLayout {
 
     /// Lays out the leaf `view` holds with `key` and `value` at entry `index`: inserted there, or,
     /// with `replacing`, in place of the entry there (same key). Every other entry is copied as
-    /// bytes, so nothing is decoded. The caller has checked that the result fits in `page`.
+    /// bytes, so nothing is decoded. The caller has checked that the result fits in `page`; `page`
+    /// may be uninitialized (every byte is written).
     static func encodeEdited(
         _ view: LeafView, index: Int, replacing: Bool, key: UnsafeRawBufferPointer, value: LeafValue, into page: PageBuffer
     ) {
@@ -49,6 +50,15 @@ extension NodeLayout {
             from += 1
         }
         precondition(cursor <= bytes.count, "leaf overflows its page")
+        zeroHeaderAndTail(bytes, from: cursor)
+    }
+
+    /// Zeroes what an edit into a buffer made with `PageBuffer(uninitializedPageSize:)` did not
+    /// write: the header (sealed later) and everything after the last entry (the checksum
+    /// covers it, and it must be zero).
+    private static func zeroHeaderAndTail(_ bytes: UnsafeMutableRawBufferPointer, from cursor: Int) {
+        bytes.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: PageHeader.byteCount)
+        (bytes.baseAddress! + cursor).initializeMemory(as: UInt8.self, repeating: 0, count: bytes.count - cursor)
     }
 
     /// Lays out the leaf `view` holds without entry `index`, copying the others as bytes.
@@ -64,6 +74,72 @@ extension NodeLayout {
             cursor += length
             target += 1
         }
+        zeroHeaderAndTail(bytes, from: cursor)
+    }
+    // MARK: - Leaves laid out by these edits
+
+    /// Where the last entry of a leaf laid out by ``encodeEdited(_:index:replacing:key:value:into:)``
+    /// or ``encodeRemoving(_:index:into:)`` ends: their entries follow the offset slots in key order
+    /// with no gaps, so an edit can move whole runs of entries and shift their offsets.
+    static func canonicalLeafEnd(_ view: LeafView) -> Int {
+        let count = view.count
+        guard count > 0 else { return leafOffsetsStart }
+        return view.entryOffset(count - 1) + view.entryByteCount(count - 1) - 2
+    }
+
+    /// ``encodeEdited(_:index:replacing:key:value:into:)`` for a leaf laid out by these edits
+    /// (ending at `end`): two block copies and one pass over the offsets instead of a copy per
+    /// entry. The caller has checked that the result fits.
+    static func encodeEditedCanonical(
+        _ view: LeafView, end: Int, index: Int, replacing: Bool, key: UnsafeRawBufferPointer, value: LeafValue,
+        into page: PageBuffer
+    ) {
+        let bytes = page.bytes
+        let source = view.page.readOnly
+        let oldCount = view.count
+        let count = replacing ? oldCount : oldCount + 1
+        let slotGrowth = 2 * (count - oldCount)
+        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
+        let split = index < oldCount ? view.entryOffset(index) : end
+        let resume = replacing ? split + view.entryByteCount(index) - 2 : split
+        let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
+        // Entries before the edited one move by the slot growth, those after it also by the size change.
+        let shiftAfter = slotGrowth + newEntryByteCount - (resume - split)
+        for slot in 0..<index {
+            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
+        }
+        bytes.storeLittleEndian(UInt16(split + slotGrowth), at: leafOffsetsStart + 2 * index)
+        for slot in (index + 1)..<(count) {
+            let from = replacing ? slot : slot - 1
+            bytes.storeLittleEndian(UInt16(view.entryOffset(from) + shiftAfter), at: leafOffsetsStart + 2 * slot)
+        }
+        let entriesStart = leafOffsetsStart + 2 * count
+        (bytes.baseAddress! + entriesStart).copyMemory(from: source.baseAddress! + oldEntriesStart, byteCount: split - oldEntriesStart)
+        let cursor = storeLeafEntry(key: key, value: value, into: bytes, at: split + slotGrowth)
+        (bytes.baseAddress! + cursor).copyMemory(from: source.baseAddress! + resume, byteCount: end - resume)
+        let last = cursor + end - resume
+        precondition(last <= bytes.count, "leaf overflows its page")
+        zeroHeaderAndTail(bytes, from: last)
+    }
+
+    /// ``encodeRemoving(_:index:into:)`` for a leaf laid out by these edits (ending at `end`).
+    static func encodeRemovingCanonical(_ view: LeafView, end: Int, index: Int, into page: PageBuffer) {
+        let bytes = page.bytes
+        let source = view.page.readOnly
+        let oldCount = view.count
+        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
+        let split = view.entryOffset(index)
+        let resume = split + view.entryByteCount(index) - 2
+        for slot in 0..<index {
+            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) - 2), at: leafOffsetsStart + 2 * slot)
+        }
+        for slot in index..<(oldCount - 1) {
+            bytes.storeLittleEndian(UInt16(view.entryOffset(slot + 1) - 2 - (resume - split)), at: leafOffsetsStart + 2 * slot)
+        }
+        let entriesStart = oldEntriesStart - 2
+        (bytes.baseAddress! + entriesStart).copyMemory(from: source.baseAddress! + oldEntriesStart, byteCount: split - oldEntriesStart)
+        (bytes.baseAddress! + split - 2).copyMemory(from: source.baseAddress! + resume, byteCount: end - resume)
+        zeroHeaderAndTail(bytes, from: split - 2 + end - resume)
     }
 }
 
