@@ -218,4 +218,31 @@ struct LeafBytesEditTests {
         #expect(try store.verify().isSound)
         try store.close()
     }
+
+    /// A stored leaf whose entries do not follow their slots in order (valid, but not how this
+    /// engine lays leaves out) is recognized, and a put into it is laid out entry by entry.
+    @Test func aLeafLaidOutOutOfOrderIsEditedEntryByEntry() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests layout seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let (node, canonical) = randomLeaf(20, pageSize: 4096, generator: &generator)
+        let canonicalLayout = NodeLayout.leafLayout(LeafView(page: canonical))
+        #expect(canonicalLayout.canonicalEnd == NodeLayout.canonicalLeafEnd(LeafView(page: canonical)))
+        // The same entries, stored last to first.
+        let shuffled = PageBuffer(pageSize: 4096)
+        let view = LeafView(page: canonical)
+        var cursor = NodeLayout.leafOffsetsStart + 2 * node.keys.count
+        for entry in (0..<node.keys.count).reversed() {
+            let length = view.entryByteCount(entry) - 2
+            shuffled.bytes.storeLittleEndian(UInt16(cursor), at: NodeLayout.leafOffsetsStart + 2 * entry)
+            (shuffled.bytes.baseAddress! + cursor).copyMemory(from: canonical.readOnly.baseAddress! + view.entryOffset(entry), byteCount: length)
+            cursor += length
+        }
+        shuffled.seal(kind: .leaf, page: PageID(7), birth: TransactionID(3), count: node.keys.count)
+        try NodeLayout.validate(shuffled, kind: .leaf)
+        let layout = NodeLayout.leafLayout(LeafView(page: shuffled))
+        #expect(layout.canonicalEnd == nil)
+        #expect(layout.byteCount == canonicalLayout.byteCount)
+        #expect(NodeLayout.decodeLeaf(shuffled).keys == node.keys)
+    }
 }

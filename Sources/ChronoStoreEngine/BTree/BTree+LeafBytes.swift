@@ -16,12 +16,17 @@ extension BTree {
     ) throws -> (reference: PageReference, previous: LeafValue?)? {
         guard reference.birth != editor.transaction else { return nil }
         let (index, found) = view.search(key)
-        var total = NodeLayout.leafBaseByteCount + NodeLayout.leafEntryFixedByteCount + key.count + value.encodedByteCount
-        for entry in 0..<view.count where !(found && entry == index) { total += view.entryByteCount(entry) }
+        let layout = NodeLayout.leafLayout(view)
+        var total = layout.byteCount + NodeLayout.leafEntryFixedByteCount + key.count + value.encodedByteCount
+        if found { total -= view.entryByteCount(index) }
         guard total <= editor.pageSize else { return nil }
         let previous = found ? view.value(at: index) : nil
         let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
-        NodeLayout.encodeEdited(view, index: index, replacing: found, key: key, value: value, into: buffer)
+        if let end = layout.canonicalEnd {
+            NodeLayout.encodeEditedCanonical(view, end: end, index: index, replacing: found, key: key, value: value, into: buffer)
+        } else {
+            NodeLayout.encodeEdited(view, index: index, replacing: found, key: key, value: value, into: buffer)
+        }
         Self.markLaidOut(buffer, edits: 0)
         let count = found ? view.count : view.count + 1
         let page = try editor.allocatePage(owner: owner)
@@ -32,8 +37,9 @@ extension BTree {
 
     /// Edits of one leaf, within a transaction, made by copying its bytes; later edits decode it.
     /// The pack index, the free tree and the history trees edit most leaves once or twice a
-    /// commit, where a copy (a few hundred instructions) beats a decode (one allocation per entry).
-    static var dirtyLeafByteEditLimit: UInt8 { 4 }
+    /// commit, where a copy (two block moves and a pass over the offsets) beats a decode (one
+    /// allocation per entry).
+    static var dirtyLeafByteEditLimit: UInt8 { 16 }
 
     /// A dirty leaf buffer's header flags byte, until sealing writes it as 0: bit 7 says an edit
     /// laid the leaf out (``NodeLayout/canonicalLeafEnd(_:)``), bits 0–6 count the edits since
@@ -104,12 +110,15 @@ extension BTree {
         guard reference.birth != editor.transaction, view.count > 1 else { return nil }
         let (index, found) = view.search(key)
         guard found else { return nil }
-        var total = NodeLayout.leafBaseByteCount
-        for entry in 0..<view.count where entry != index { total += view.entryByteCount(entry) }
-        guard total >= editor.pageSize / 4 else { return nil }
+        let layout = NodeLayout.leafLayout(view)
+        guard layout.byteCount - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)
         let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
-        NodeLayout.encodeRemoving(view, index: index, into: buffer)
+        if let end = layout.canonicalEnd {
+            NodeLayout.encodeRemovingCanonical(view, end: end, index: index, into: buffer)
+        } else {
+            NodeLayout.encodeRemoving(view, index: index, into: buffer)
+        }
         Self.markLaidOut(buffer, edits: 0)
         let page = try editor.allocatePage(owner: owner)
         editor.releasePage(reference, owner: owner)

@@ -78,6 +78,26 @@ extension NodeLayout {
     }
     // MARK: - Leaves laid out by these edits
 
+    /// What a stored leaf's entries cost in all (``leafBaseByteCount`` plus every entry's
+    /// ``LeafView/entryByteCount(_:)``), and, when its entries follow the offset slots in key
+    /// order with no gaps (as every leaf this engine writes), where the last one ends. One pass;
+    /// a page laid out otherwise (crafted, or from another writer) is edited entry by entry.
+    static func leafLayout(_ view: LeafView) -> (byteCount: Int, canonicalEnd: Int?) {
+        let count = view.count
+        var total = leafBaseByteCount
+        var cursor = leafOffsetsStart + 2 * count
+        var canonical = true
+        for entry in 0..<count {
+            let length = view.entryByteCount(entry)
+            total += length
+            if canonical {
+                canonical = view.entryOffset(entry) == cursor
+                cursor += length - 2
+            }
+        }
+        return (total, canonical ? cursor : nil)
+    }
+
     /// Where the last entry of a leaf laid out by ``encodeEdited(_:index:replacing:key:value:into:)``
     /// or ``encodeRemoving(_:index:into:)`` ends: their entries follow the offset slots in key order
     /// with no gaps, so an edit can move whole runs of entries and shift their offsets.

@@ -15,7 +15,8 @@ extension PageDelta {
     /// or was inserted). It takes the operation that saves the most bytes over inserting them, or
     /// inserts one byte.
     ///
-    /// Matches are compared 8 bytes at a time, and in a stretch with no match the search looks at
+    /// Matches are compared 8 bytes at a time; a stretch that lines up again at the last alignment
+    /// soon (a value changed in place) skips the hash candidates; and in a stretch with no match the search looks at
     /// every position for the first ``skipAfterMisses`` positions, then steps further each time
     /// (a copy found after a step is extended backwards over the bytes it stepped over), so
     /// new random bytes cost little search. Keyframes take a one-pass path of literals and fills.
@@ -78,6 +79,12 @@ extension PageDelta {
     /// Positions searched one by one in a stretch without matches before the search steps over
     /// bytes; every further `skipAfterMisses` misses lengthen the step by one byte.
     static let skipAfterMisses = 8
+    /// A stretch without matches that lines up again at the last alignment within this many
+    /// bytes, for at least ``resyncByteCount`` bytes, is searched without hash candidates (the
+    /// hash index of the base is built only for pages whose bytes moved), and after
+    /// ``skipAfterMisses`` misses the search jumps to where it lines up.
+    static let resyncWindow = 512
+    static let resyncByteCount = 16
 }
 
 /// One operation the encoder could emit at the current position.
@@ -118,6 +125,12 @@ private struct DeltaEncoder {
     var literalStart = 0
     var lastShift = 0
     var lastAdjustedShift = 0
+    /// For the stretch without matches under way: whether the target lines up with the base at
+    /// the last alignment again a little further on (a value changed in place), which makes
+    /// hash candidates pointless there; nil until the stretch first needs them.
+    var stretchResyncs: Bool?
+    /// Where that stretch lines up again, when it does.
+    var resyncPosition = 0
 
     init(target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) {
         self.target = target
@@ -139,9 +152,15 @@ private struct DeltaEncoder {
                 position += candidate.byteCount
                 literalStart = position
                 misses = 0
+                stretchResyncs = nil
             } else {
-                // Past the first misses of a stretch, step over bytes (a later copy reaches back).
+                // Past the first misses of a stretch, step over bytes (a later copy reaches back),
+                // or straight to where the stretch lines up again.
                 misses += 1
+                if misses >= PageDelta.skipAfterMisses, stretchResyncs == true, resyncPosition > position {
+                    position = resyncPosition
+                    continue
+                }
                 let step = misses <= PageDelta.skipAfterMisses ? 1 : 1 + (misses - 1) / PageDelta.skipAfterMisses
                 position = min(position + step, target.count)
             }
@@ -162,7 +181,7 @@ private struct DeltaEncoder {
         if lastShift != 0 { consider(copy(shift: 0)) }
         // Entries move by as much as the offset slots before them grew.
         if lastAdjustedShift != lastShift && lastAdjustedShift != 0 { consider(copy(shift: lastAdjustedShift)) }
-        if position + BaseIndex.windowByteCount <= target.count {
+        if position + BaseIndex.windowByteCount <= target.count, !resyncsSoon(weakMatch: best) {
             if index == nil { index = BaseIndex(base) }
             let (index, lastShift, lastAdjustedShift, position) = (self.index!, self.lastShift, self.lastAdjustedShift, self.position)
             index.forEachCandidate(target, at: position, limit: PageDelta.candidateLimit) { source in
@@ -171,12 +190,45 @@ private struct DeltaEncoder {
             }
         }
         consider(fill())
+        // Adjusted copies are of offset slots: two words that could both be offsets in the page.
+        guard position + 4 <= target.count, Int(word(target, position)) < base.count, Int(word(target, position + 2)) < base.count
+        else { return best }
         for step in -1...1 {
             consider(adjustedCopy(shift: lastShift + 2 * step))
             if lastAdjustedShift != lastShift { consider(adjustedCopy(shift: lastAdjustedShift + 2 * step)) }
         }
         if lastShift != 0 && lastAdjustedShift != 0 { consider(adjustedCopy(shift: 0)) }
         return best
+    }
+
+    /// Whether the stretch at `position` ends within ``PageDelta/resyncWindow`` bytes with a
+    /// copy of at least ``PageDelta/resyncByteCount`` bytes (not all one byte) at the last
+    /// alignment. Decided once per stretch, and only when the cheap candidates found nothing long.
+    private mutating func resyncsSoon(weakMatch: Candidate?) -> Bool {
+        if let weakMatch, weakMatch.byteCount >= PageDelta.resyncByteCount { return false }
+        if let known = stretchResyncs { return known }
+        var found = false
+        let end = min(position + PageDelta.resyncWindow, target.count - PageDelta.resyncByteCount, base.count - PageDelta.resyncByteCount - lastShift)
+        var probe = position + 1
+        while probe <= end {
+            if probe + lastShift >= 0, target[probe] == base[probe + lastShift],
+                Self.matchLength(target, probe, base, probe + lastShift, limit: PageDelta.resyncByteCount) == PageDelta.resyncByteCount,
+                !Self.isUniform(target, probe, PageDelta.resyncByteCount)
+            {
+                found = true
+                resyncPosition = probe
+                break
+            }
+            probe += 1
+        }
+        stretchResyncs = found
+        return found
+    }
+
+    private static func isUniform(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ count: Int) -> Bool {
+        let first = bytes[start]
+        for offset in 1..<count where bytes[start + offset] != first { return false }
+        return true
     }
 
     private func copy(shift: Int) -> Candidate? {
