@@ -66,8 +66,6 @@ extension BTree {
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
         var read: NodeRead?
-        var below: InsertResult?
-        var belowIndex = 0
         if reference.birth != editor.transaction {
             // A committed leaf with room: copy its bytes with the edit (no decode, no split).
             read = try editor.node(reference)
@@ -75,35 +73,10 @@ extension BTree {
                 let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
-            // A committed branch whose child does not split: copy its bytes with the new child.
-            if case .branchPage(let view)? = read {
-                belowIndex = view.childIndex(for: keyBytes)
-                let child = try insert(key, keyBytes, value, into: view.child(at: belowIndex), depth: depth + 1, editor: editor)
-                guard child.split != nil else {
-                    let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
-                    copy.bytes.copyMemory(from: view.page.readOnly)
-                    copy.bytes.storeReference(child.reference, at: view.childOffset(at: belowIndex))
-                    let page = try editor.allocatePage(owner: owner)
-                    editor.releasePage(reference, owner: owner)
-                    editor.setDirty(page, .raw(copy, kind: .branch, count: view.keyCount))
-                    return InsertResult(reference: PageReference(page: page, birth: editor.transaction), previous: child.previous)
-                }
-                below = child
-            }
         } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
             let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor)
         {
             return InsertResult(reference: reference, previous: edited.previous)
-        } else if case .raw(let buffer, .branch, _)? = editor.dirtyPage(reference.page) {
-            // A branch this transaction holds as bytes: a child that does not split is stored in place.
-            let view = BranchView(page: buffer)
-            belowIndex = view.childIndex(for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: view.child(at: belowIndex), depth: depth + 1, editor: editor)
-            guard child.split != nil else {
-                buffer.bytes.storeReference(child.reference, at: view.childOffset(at: belowIndex))
-                return InsertResult(reference: reference, previous: child.previous)
-            }
-            below = child
         }
         let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
@@ -124,9 +97,8 @@ extension BTree {
                 reference: newReference,
                 split: (right.keys[0], PageReference(page: page, birth: editor.transaction)), previous: previous)
         case .branch(let branch):
-            // A branch read as bytes above already took the insert into its child, which split.
-            let childIndex = below == nil ? Self.childIndex(in: branch, for: keyBytes) : belowIndex
-            let child = try below ?? insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
+            let childIndex = Self.childIndex(in: branch, for: keyBytes)
+            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
             branch.children[childIndex] = child.reference
             if let split = child.split {
                 branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
