@@ -110,6 +110,9 @@ package final class PageFile: @unchecked Sendable {
         }
     }
 
+    /// How many bytes the current memory map covers (nil when reads do not go through one).
+    var mappedByteCount: Int? { sizeLock.withLock { mappedPages?.mapping.byteCount } }
+
     /// The raw bytes of page `page`, not verified.
     package func readUncached(_ page: PageID, pageCount: UInt64) throws -> PageBuffer {
         guard page.rawValue >= 1, page.rawValue < pageCount else {
