@@ -18,7 +18,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     let treeReader: SnapshotReader
     /// The catalog as of the base root; collection edits are folded into it at commit.
     var catalogTree: BTree
-    var collections: [[UInt8]: CollectionState] = [:]
+    /// `@exclusivity(unchecked)`, like `dirty`, `introducedPages` and `spilled` below: a write
+    /// transaction is used from one thread at a time and every access to these is a single
+    /// lookup, insertion, removal or copy that calls back into nothing (their run-time checks
+    /// were most of the exclusivity cost of a put; issue 14).
+    @exclusivity(unchecked) var collections: [[UInt8]: CollectionState] = [:]
     /// An optional "action name" recorded in the new root.
     package var label: String?
     /// History changes (head moves, reverts, retention) this transaction makes.
@@ -34,11 +38,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var publishedSnapshotRoots: (tree: PageReference, counts: [TransactionID: Int])?
 
     // Pages written by this transaction, by page number.
-    var dirty: [PageID: DirtyPage] = [:]
+    @exclusivity(unchecked) var dirty: [PageID: DirtyPage] = [:]
     /// Tree and overflow pages of the user-visible trees written here: the introduced list.
-    var introducedPages: Set<PageID> = []
+    @exclusivity(unchecked) var introducedPages: Set<PageID> = []
     /// Pages written out before commit to keep memory bounded (see `spillIfNeeded`).
-    var spilled: Set<PageID> = []
+    @exclusivity(unchecked) var spilled: Set<PageID> = []
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
 
