@@ -39,7 +39,19 @@ package final class PageFile: @unchecked Sendable {
     /// through that mapping. Uncached reads (large values, pages a transaction spilled,
     /// recovery's checks) always copy and check.
     package func read(_ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool = true) throws -> PageBuffer {
-        if cached, mappableFile != nil, let page = try mappedPage(reference, kind: kind, pageCount: pageCount) {
+        var window: MappedWindow?
+        return try read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
+    }
+
+    /// ``read(_:kind:pageCount:cached:)`` for a caller that keeps the part of the memory map it
+    /// last read through (`window`, nil at first): pages inside it are read without taking the
+    /// size lock, which every reader thread would otherwise share. Keep a window only while the
+    /// pages read are ones a pinned root reaches (a transaction's reader): the window does not
+    /// shrink when a compaction cuts the file, and compaction cuts only pages no pin reaches.
+    func read(
+        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
+    ) throws -> PageBuffer {
+        if cached, mappableFile != nil, let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window) {
             return page
         }
         if let page = cache.page(reference) {
@@ -60,12 +72,17 @@ package final class PageFile: @unchecked Sendable {
     /// The page at `reference` as a view into the memory map, verified the first time this
     /// mapping shows that version; nil when the page lies past the end of the file as this
     /// process knows it, or the file cannot be mapped (the caller then reads it with `pread`).
-    private func mappedPage(_ reference: PageReference, kind: PageKind?, pageCount: UInt64) throws -> PageBuffer? {
+    private func mappedPage(
+        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, window: inout MappedWindow?
+    ) throws -> PageBuffer? {
         let page = reference.page
         guard page.rawValue >= 1, page.rawValue < pageCount else {
             throw StoreError.pageOutOfRange(page: page, pageCount: pageCount)
         }
-        guard let pages = mapping(covering: page) else { return nil }
+        if window.map({ page.rawValue >= $0.pageLimit }) ?? true {
+            window = mapping(covering: page)
+        }
+        guard let pages = window?.pages else { return nil }
         let view = pages.view(of: page)
         // A slot reused since it was verified holds another birth (or, read through a bad
         // reference, another page id): check the header before trusting the record.
@@ -87,7 +104,7 @@ package final class PageFile: @unchecked Sendable {
     /// errs low: it grows with ``extend(toPageCount:)`` and a fresh `fstat`, and is forgotten
     /// when this or another process may have cut the file (compaction cuts only free pages,
     /// which no reader's references reach).
-    private func mapping(covering page: PageID) -> MappedPages? {
+    private func mapping(covering page: PageID) -> MappedWindow? {
         guard let mappableFile else { return nil }
         let (end, overflows) = (page.rawValue + 1).multipliedReportingOverflow(by: UInt64(pageSize))
         guard !overflows else { return nil }
@@ -97,7 +114,10 @@ package final class PageFile: @unchecked Sendable {
                 knownByteCount = size
                 guard end <= size else { return nil }
             }
-            if let mappedPages, page.rawValue < mappedPages.pageCapacity { return mappedPages }
+            let knownPages = knownByteCount / UInt64(pageSize)
+            if let mappedPages, page.rawValue < mappedPages.pageCapacity {
+                return MappedWindow(pages: mappedPages, pageLimit: min(knownPages, mappedPages.pageCapacity))
+            }
             // Map twice what the file holds (at least 64 MiB), so growth rarely needs a new
             // mapping; views of the old one keep it alive until they are released.
             let reservation = max(knownByteCount * 2, 64 << 20)
@@ -106,8 +126,15 @@ package final class PageFile: @unchecked Sendable {
                 return nil
             }
             mappedPages = fresh
-            return fresh
+            return MappedWindow(pages: fresh, pageLimit: min(knownPages, fresh.pageCapacity))
         }
+    }
+
+    /// A mapping and how many of its pages were known to lie inside the file when it was handed
+    /// out; see ``read(_:kind:pageCount:cached:window:)``.
+    struct MappedWindow {
+        let pages: MappedPages
+        let pageLimit: UInt64
     }
 
     /// How many bytes the current memory map covers (nil when reads do not go through one).
