@@ -17,7 +17,8 @@ let package = Package(
     name: "ChronoBenchmarks",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
-        .executable(name: "chrono-bench", targets: ["ChronoBench"])
+        .executable(name: "chrono-bench", targets: ["ChronoBench"]),
+        .executable(name: "chrono-profile", targets: ["ChronoProfile"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0")
@@ -42,6 +43,12 @@ let package = Package(
                 "ChronoStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // One engine workload per process, for callgrind and timings (no SQLite).
+        .executableTarget(
+            name: "ChronoProfile",
+            dependencies: ["ChronoStoreEngine"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,6 +1,7 @@
 // The core workloads of issue 7: load, single-put commits, batches, reads, scans, deletes, sizes.
 
 import ChronoStoreEngine
+import Foundation
 
 /// Runs the core workloads on one ChronoStore store and one SQLite database, in this order:
 /// 1. bulk load of `recordCount` records in one durable transaction;
@@ -22,9 +23,10 @@ struct CoreWorkloads {
     func run(_ runner: ComparisonRunner) throws {
         let records = RecordSet(count: layout.totalCount, seed: seed)
         runner.sampleMemory("core records generated (\(Formatting.bytes(Int64(records.byteCount))))")
-        let chronoStore = try ChronoStoreSubject(
-            path: scratch.file("core.chrono"),
-            options: StoreOptions(durability: .durable, cacheByteCount: cacheByteCount, retention: .lastRoots(1)))
+        var chronoOptions = StoreOptions(durability: .durable, cacheByteCount: cacheByteCount, retention: .lastRoots(1))
+        // CHRONO_BENCH_MMAP=off reads with pread into the page cache instead of the memory map, for comparison.
+        if ProcessInfo.processInfo.environment["CHRONO_BENCH_MMAP"] == "off" { chronoOptions.memoryMappedReads = false }
+        let chronoStore = try ChronoStoreSubject(path: scratch.file("core.chrono"), options: chronoOptions)
         let sqlite = try SQLiteSubject(
             path: scratch.file("core.sqlite"), cacheByteCount: cacheByteCount, mode: .durable)
         defer {

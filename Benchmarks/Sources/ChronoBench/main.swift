@@ -21,6 +21,9 @@ func runBenchmark(_ options: BenchmarkOptions, command: String) throws -> Benchm
         "Both engines use a \(Formatting.bytes(Int64(cacheByteCount))) page cache and 4 KiB pages; SQLite runs in WAL "
             + "mode with a WITHOUT ROWID table and prepared statements from GRDB's statement cache.")
     runner.note(
+        "ChronoStore reads through a read-only memory map of its data file (its default; CHRONO_BENCH_MMAP=off for "
+            + "pread into its page cache); SQLite's memory map is off (its default, mmap_size 0).")
+    runner.note(
         "Core workloads use ChronoStore retention .lastRoots(1) (no history, like SQLite); the history workloads "
             + "use .lastRoots(\(options.scale.retainedRootCount)) and .limitless.")
     runner.note(

@@ -54,7 +54,9 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     public var retention: HistoryRetention
     /// For a new store: forget an undone branch as soon as a new commit branches off.
     public var dropsUndoneBranches: Bool
-    /// Memory for cached pages, in bytes (default 64 MiB).
+    /// Memory for cached pages, in bytes (default 64 MiB). With ``memoryMappedReads`` (the
+    /// default) pages are read from the operating system's file cache through the map instead,
+    /// and this cache holds only pages this process committed.
     public var cacheByteCount: Int
     /// For a new store: overwrite every page the store frees with zeros (default false). Kept in
     /// the store; opening an existing store ignores it.
@@ -69,6 +71,15 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     /// one page write. It cannot reach copies elsewhere: backups, file system snapshots or
     /// copy-on-write file systems, and blocks an SSD remapped internally.
     public var secureDelete = false
+    /// Read the data file through a read-only memory map (default true), as LMDB does: a read
+    /// neither calls the system nor copies the page, and each page version is checked (checksum,
+    /// identity, structure) the first time it is read through the map. Writes and their
+    /// durability are the same either way.
+    ///
+    /// Set it to false for a store on a network file system, or where another program might cut
+    /// the data file short while the store is open: reading a mapped page past the end of the
+    /// file stops the process (`SIGBUS`) where a copied read would report a damaged store.
+    public var memoryMappedReads = true
 
     /// Options with the defaults described on each property.
     public init(
@@ -87,6 +98,7 @@ public struct ChronoStoreOptions: Sendable, Equatable {
             pageSize: pageSize, cacheByteCount: max(cacheByteCount, 0), retention: retention.engineValue,
             dropsUndoneBranches: dropsUndoneBranches)
         options.secureDelete = secureDelete
+        options.memoryMappedReads = memoryMappedReads
         switch durability {
         case .durable: options.durability = .durable
         case .deferred(let interval):

@@ -65,20 +65,55 @@ extension BTree {
         depth: Int, editor: some TreeEditing
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
+        // Committed nodes are read here; of this transaction's own, a branch still held as bytes
+        // and a leaf held as bytes that may take another byte edit (a node it decoded is edited
+        // as a node, found by `editableNode`).
         var read: NodeRead?
+        var ownBytes: PageBuffer?
+        var ownNode: (PageReference, DirtyPage)?
         if reference.birth != editor.transaction {
-            // A committed leaf with room: copy its bytes with the edit (no decode, no split).
             read = try editor.node(reference)
-            if case .leafPage(let view)? = read,
-                let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
+        } else {
+            switch editor.dirtyPage(reference.page) {
+            case .raw(let buffer, .branch, _)?:
+                read = .branchPage(BranchView(page: buffer))
+                ownBytes = buffer
+            case .raw(let buffer, .leaf, _)?:
+                // A leaf this transaction copied as bytes: edited as bytes again while it may be.
+                if let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor) {
+                    return InsertResult(reference: reference, previous: edited.previous)
+                }
+            case .some(let node) where node.isDecoded:
+                ownNode = (reference, node)
+            default:
+                break
+            }
+        }
+        switch read {
+        case .leafPage(let view)?:
+            // A committed leaf with room: copy its bytes with the edit (no decode, no split).
+            if let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
-        } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
-            let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor)
-        {
-            return InsertResult(reference: reference, previous: edited.previous)
+        case .branchPage(let view)?:
+            // A branch still in page form: when the child does not split, only its pointer changes.
+            let childIndex = view.childIndex(for: keyBytes)
+            let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
+            guard let split = child.split else {
+                let edited = try replaceChildOnBytes(
+                    view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
+                return InsertResult(reference: edited, previous: child.previous)
+            }
+            let (newReference, content) = try editableNode(reference, read: read, editor: editor)
+            guard case .branch(let branch) = content else {
+                throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
+            }
+            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
+                previous: child.previous, editor: editor)
+        default:
+            break
         }
-        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
+        let (newReference, content) = try ownNode ?? editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
             let (index, found) = Self.search(leaf, keyBytes)
@@ -99,22 +134,31 @@ extension BTree {
         case .branch(let branch):
             let childIndex = Self.childIndex(in: branch, for: keyBytes)
             let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
-            branch.children[childIndex] = child.reference
-            if let split = child.split {
-                branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
-            }
-            guard branch.byteCount > editor.pageSize else {
-                return InsertResult(reference: newReference, previous: child.previous)
-            }
-            let (separator, right) = branch.split()
-            let page = try editor.allocatePage(owner: owner)
-            editor.setDirty(page, .branch(right))
-            return InsertResult(
-                reference: newReference, split: (separator, PageReference(page: page, birth: editor.transaction)),
-                previous: child.previous)
+            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: child.split,
+                previous: child.previous, editor: editor)
         case .raw:
             throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
         }
+    }
+
+    /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
+    /// sibling of a split), splitting the branch in turn when it overflows.
+    private func settle(
+        _ branch: BranchNode, at reference: PageReference, childIndex: Int, child: PageReference,
+        split: (separator: [UInt8], right: PageReference)?, previous: LeafValue?, editor: some TreeEditing
+    ) throws -> InsertResult {
+        branch.children[childIndex] = child
+        if let split {
+            branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
+        }
+        guard branch.byteCount > editor.pageSize else {
+            return InsertResult(reference: reference, previous: previous)
+        }
+        let (separator, right) = branch.split()
+        let page = try editor.allocatePage(owner: owner)
+        editor.setDirty(page, .branch(right))
+        return InsertResult(
+            reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)), previous: previous)
     }
 
     /// Where to split an over-full leaf. An insert at the right edge (ascending keys) leaves the

@@ -69,10 +69,14 @@ extension BTree {
                 if try !body(key, view.value(at: index)) { return false }
             }
         case .leaf(let node):
-            for index in Self.order(0..<node.keys.count, reverse) {
-                let keep = try node.keys[index].withUnsafeBytes { key -> Bool? in
+            // Local copies: no access to the node's stored arrays stays open across `body`, so
+            // the compiler can check their exclusivity statically (see `BTree.search`).
+            let keys = node.keys
+            let values = node.values
+            for index in Self.order(0..<keys.count, reverse) {
+                let keep = try keys[index].withUnsafeBytes { key -> Bool? in
                     if !range.admits(key) { return Self.isPastEnd(key, range, reverse) ? false : nil }
-                    return try body(key, node.values[index])
+                    return try body(key, values[index])
                 }
                 if keep == false { return false }
             }

@@ -7,21 +7,33 @@
 /// ``verify(page:kind:birth:)`` hands it to other threads.
 package final class PageBuffer: @unchecked Sendable {
     package let bytes: UnsafeMutableRawBufferPointer
+    /// What owns `bytes` when this buffer is a view into a memory map of the data file (nil
+    /// when the buffer allocated them itself). A view keeps its mapping alive and is never
+    /// written: the mapping is read-only.
+    private let owner: AnyObject?
 
     /// A zeroed buffer: what every page built in memory starts from, so unused bytes (which the
     /// checksum covers) are always zero.
     package init(pageSize: Int) {
         bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         bytes.initializeMemory(as: UInt8.self, repeating: 0)
+        owner = nil
     }
 
     /// A buffer that the caller fills completely before anything reads it (a page read from the
     /// file, or a copy of another page), so zeroing it first would be wasted work.
     package init(uninitializedPageSize pageSize: Int) {
         bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        owner = nil
     }
 
-    deinit { bytes.deallocate() }
+    /// A read-only view of bytes that `owner` keeps alive (a page in a memory map).
+    init(viewing bytes: UnsafeMutableRawBufferPointer, keeping owner: AnyObject) {
+        self.bytes = bytes
+        self.owner = owner
+    }
+
+    deinit { if owner == nil { bytes.deallocate() } }
 
     package var pageSize: Int { bytes.count }
     package var readOnly: UnsafeRawBufferPointer { UnsafeRawBufferPointer(bytes) }

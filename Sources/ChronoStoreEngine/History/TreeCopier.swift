@@ -115,7 +115,7 @@ extension WriteTransaction {
     func replaceContents(withCatalog catalog: PageReference, freshLineage: Bool) throws {
         // Earlier edits would leave pages on the deadlist of a root that claims none.
         guard invalidated.isEmpty, collections.isEmpty else { throw StoreError.transactionFinished }
-        collections = [:]
+        collections = CollectionEdits()
         catalogTree = BTree(root: catalog, owner: .history)
         history.forceRoot = true
         history.freshLineage = freshLineage

@@ -12,11 +12,19 @@ package final class PageFile: @unchecked Sendable {
     private let sizeLock = Lock()
     /// A length the file is known to have reached (guarded by `sizeLock`).
     private var knownByteCount: UInt64 = 0
+    /// The file mapped for reading, when reads go through a memory map (guarded by `sizeLock`;
+    /// replaced by a larger mapping when the file outgrows it).
+    private var mappedPages: MappedPages?
+    /// The file to map: nil when reads use `pread` (other kinds of file, or maps turned off).
+    private let mappableFile: PosixFile?
 
-    package init(file: any StoreFile, pageSize: Int, cache: PageCache) {
+    /// - Parameter mapsFile: read committed pages through a read-only memory map of the file
+    ///   instead of `pread` into a cached copy (only for a ``PosixFile``; see ``read(_:kind:pageCount:cached:)``).
+    package init(file: any StoreFile, pageSize: Int, cache: PageCache, mapsFile: Bool = false) {
         self.file = file
         self.pageSize = pageSize
         self.cache = cache
+        mappableFile = mapsFile ? file as? PosixFile : nil
     }
 
     /// The page at `reference`, verified: checksum, page id, kind (when given) and birth.
@@ -25,7 +33,27 @@ package final class PageFile: @unchecked Sendable {
     ///   - pageCount: the allocation mark of the state being read; later pages cannot be reached.
     ///   - cached: whether to keep the page in the cache (large-value pages are not kept).
     /// - Throws: a damage ``StoreError`` naming the page, or ``StoreError/io(_:)``.
+    ///
+    /// With a memory map, a cached read returns a view of the page in the map instead: no
+    /// `pread`, no copy, and the checks above run only the first time a page version is read
+    /// through that mapping. Uncached reads (large values, pages a transaction spilled,
+    /// recovery's checks) always copy and check.
     package func read(_ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool = true) throws -> PageBuffer {
+        var window: MappedWindow?
+        return try read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
+    }
+
+    /// ``read(_:kind:pageCount:cached:)`` for a caller that keeps the part of the memory map it
+    /// last read through (`window`, nil at first): pages inside it are read without taking the
+    /// size lock, which every reader thread would otherwise share. Keep a window only while the
+    /// pages read are ones a pinned root reaches (a transaction's reader): the window does not
+    /// shrink when a compaction cuts the file, and compaction cuts only pages no pin reaches.
+    func read(
+        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
+    ) throws -> PageBuffer {
+        if cached, mappableFile != nil, let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window) {
+            return page
+        }
         if let page = cache.page(reference) {
             if let kind, page.kindByte != kind.rawValue {
                 throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
@@ -40,6 +68,77 @@ package final class PageFile: @unchecked Sendable {
         if cached { cache.insert(page) }
         return page
     }
+
+    /// The page at `reference` as a view into the memory map, verified the first time this
+    /// mapping shows that version; nil when the page lies past the end of the file as this
+    /// process knows it, or the file cannot be mapped (the caller then reads it with `pread`).
+    private func mappedPage(
+        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, window: inout MappedWindow?
+    ) throws -> PageBuffer? {
+        let page = reference.page
+        guard page.rawValue >= 1, page.rawValue < pageCount else {
+            throw StoreError.pageOutOfRange(page: page, pageCount: pageCount)
+        }
+        if window.map({ page.rawValue >= $0.pageLimit }) ?? true {
+            window = mapping(covering: page)
+        }
+        guard let pages = window?.pages else { return nil }
+        let view = pages.view(of: page)
+        // A slot reused since it was verified holds another birth (or, read through a bad
+        // reference, another page id): check the header before trusting the record.
+        if !pages.isVerified(page, birth: reference.birth) || view.birth != reference.birth || view.pageID != page {
+            try view.verify(page: page, kind: nil, birth: reference.birth)
+            if view.kindByte == PageKind.leaf.rawValue || view.kindByte == PageKind.branch.rawValue {
+                try NodeLayout.validate(view, kind: view.kindByte == PageKind.leaf.rawValue ? .leaf : .branch)
+            }
+            pages.markVerified(page, birth: reference.birth)
+        }
+        if let kind, view.kindByte != kind.rawValue {
+            throw StoreError.pageKindMismatch(page: page, expected: kind, found: view.kindByte)
+        }
+        return view
+    }
+
+    /// The mapping to read `page` through, once the page is known to lie inside the file: bytes
+    /// past the file's end must never be touched through a map (`SIGBUS`). The known length only
+    /// errs low: it grows with ``extend(toPageCount:)`` and a fresh `fstat`, and is forgotten
+    /// when this or another process may have cut the file (compaction cuts only free pages,
+    /// which no reader's references reach).
+    private func mapping(covering page: PageID) -> MappedWindow? {
+        guard let mappableFile else { return nil }
+        let (end, overflows) = (page.rawValue + 1).multipliedReportingOverflow(by: UInt64(pageSize))
+        guard !overflows else { return nil }
+        return sizeLock.withLock {
+            if end > knownByteCount {
+                guard let size = try? file.byteCount() else { return nil }
+                knownByteCount = size
+                guard end <= size else { return nil }
+            }
+            let knownPages = knownByteCount / UInt64(pageSize)
+            if let mappedPages, page.rawValue < mappedPages.pageCapacity {
+                return MappedWindow(pages: mappedPages, pageLimit: min(knownPages, mappedPages.pageCapacity))
+            }
+            // Map twice what the file holds (at least 64 MiB), so growth rarely needs a new
+            // mapping; views of the old one keep it alive until they are released.
+            let reservation = max(knownByteCount * 2, 64 << 20)
+            let rounded = (reservation + UInt64(pageSize) - 1) / UInt64(pageSize) * UInt64(pageSize)
+            guard rounded <= UInt64(Int.max), let fresh = MappedPages(file: mappableFile, pageSize: pageSize, byteCount: Int(rounded)) else {
+                return nil
+            }
+            mappedPages = fresh
+            return MappedWindow(pages: fresh, pageLimit: min(knownPages, fresh.pageCapacity))
+        }
+    }
+
+    /// A mapping and how many of its pages were known to lie inside the file when it was handed
+    /// out; see ``read(_:kind:pageCount:cached:window:)``.
+    struct MappedWindow {
+        let pages: MappedPages
+        let pageLimit: UInt64
+    }
+
+    /// How many bytes the current memory map covers (nil when reads do not go through one).
+    var mappedByteCount: Int? { sizeLock.withLock { mappedPages?.mapping.byteCount } }
 
     /// The raw bytes of page `page`, not verified.
     package func readUncached(_ page: PageID, pageCount: UInt64) throws -> PageBuffer {

@@ -23,12 +23,19 @@ protocol CollectionReadingBase: CollectionReading {
     var catalogTree: BTree { get }
     /// The entry for `name` as this transaction sees it (write transactions overlay their edits).
     func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry?
+    /// The entry for the collection called `collection`, validating the name; a read transaction
+    /// remembers the last one it looked up.
+    func collectionEntry(named collection: String) throws -> CollectionEntry?
 }
 
 extension CollectionReadingBase {
     func catalogEntry(_ name: [UInt8]) throws -> CollectionEntry? {
         guard let value = try catalogTree.lookup(name, reader: collectionReader) else { return nil }
         return try CollectionEntry.decode(value, page: catalogTree.root.page)
+    }
+
+    func collectionEntry(named collection: String) throws -> CollectionEntry? {
+        try collectionEntry(CollectionEntry.validateName(collection))
     }
 
     func resolve(_ value: LeafValue) throws -> [UInt8] {
@@ -39,13 +46,13 @@ extension CollectionReadingBase {
     }
 
     package func value(forKey key: [UInt8], in collection: String) throws -> [UInt8]? {
-        guard let entry = try collectionEntry(CollectionEntry.validateName(collection)), !key.isEmpty else { return nil }
+        guard let entry = try collectionEntry(named: collection), !key.isEmpty else { return nil }
         guard let value = try BTree(root: entry.root, owner: .history).lookup(key, reader: collectionReader) else { return nil }
         return try resolve(value)
     }
 
     package func count(in collection: String) throws -> Int {
-        guard let entry = try collectionEntry(CollectionEntry.validateName(collection)) else { return 0 }
+        guard let entry = try collectionEntry(named: collection) else { return 0 }
         guard let count = Int(exactly: entry.count) else {
             throw StoreError.malformedPage(page: catalogTree.root.page, reason: "collection count \(entry.count) is impossible")
         }
@@ -56,7 +63,7 @@ extension CollectionReadingBase {
         _ collection: String, range: KeyRange = .all, reverse: Bool = false,
         _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
     ) throws {
-        guard let entry = try collectionEntry(CollectionEntry.validateName(collection)) else { return }
+        guard let entry = try collectionEntry(named: collection) else { return }
         try BTree(root: entry.root, owner: .history).scan(range, reverse: reverse, reader: collectionReader) { key, value in
             try body(Array(key), try resolve(value))
         }

@@ -60,6 +60,9 @@ final class SnapshotReader: TreeReading {
 
     /// Rebuilds pages packing moved out of their slots; nil when the state has no pack index.
     let packs: PackReader?
+    /// The part of the memory map this reader last read through (see `PageFile.read`): a reader
+    /// reads only pages its pinned root reaches.
+    private var window: PageFile.MappedWindow?
 
     init(
         pageFile: PageFile, pageCount: UInt64, packIndex: PageReference = .none, prefersPacks: Bool = false,
@@ -82,7 +85,7 @@ final class SnapshotReader: TreeReading {
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
         if let packs { return try packs.read(reference, kind: kind, cached: cached) }
-        return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached)
+        return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
     }
 
     func node(_ reference: PageReference) throws -> NodeRead {

@@ -56,7 +56,9 @@ package final class Store: @unchecked Sendable {
         self.isReadOnly = access.isReadOnly
         self.hasSeveralNames = access.hasSeveralNames
         let pageCapacity = max(16, options.cacheByteCount / preamble.pageSize)
-        self.pageFile = PageFile(file: file, pageSize: preamble.pageSize, cache: PageCache(pageCapacity: pageCapacity))
+        self.pageFile = PageFile(
+            file: file, pageSize: preamble.pageSize, cache: PageCache(pageCapacity: pageCapacity),
+            mapsFile: options.memoryMappedReads)
         self.published = recovered.snapshot
         self.slots = recovered.slots
         self.seenChangeCounter = coordination?.changeCounter ?? 0

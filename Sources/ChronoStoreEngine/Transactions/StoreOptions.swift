@@ -38,6 +38,13 @@ package struct StoreOptions: Sendable, Equatable {
     /// For a new store: overwrite every freed page with zeros once it is reusable (see
     /// `Store+SecureDelete.swift`). Kept in the state; commits of such a store always sync.
     package var secureDelete = false
+    /// Read committed pages through a read-only memory map of the data file (as LMDB does)
+    /// instead of `pread` into cached copies: no system call and no copy per page, and each page
+    /// version is verified once per mapping. Writes still go through `pwrite`, so the commit
+    /// protocol is the same either way. Turn it off for files on network file systems, or where
+    /// another program might shorten the file while the store is open (a mapped read past the
+    /// end of a file stops the process with `SIGBUS`).
+    package var memoryMappedReads = true
 
     package init(
         pageSize: Int? = nil, durability: Durability = .durable, cacheByteCount: Int = 64 << 20,

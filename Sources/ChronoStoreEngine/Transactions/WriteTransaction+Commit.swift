@@ -257,7 +257,7 @@ extension WriteTransaction {
     /// - Parameter replacing: whether this root takes the base head's place (compaction).
     private func buildRoot(baseHead: HistoryEntry, replacing isReplacing: Bool, trees: HistoryTrees) throws -> (RootRecord, HistoryEntry) {
         let replacing = isReplacing ? baseHead : nil
-        for name in collections.keys.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
+        for name in collections.names.sorted(by: { KeyOrder.compare($0, $1) < 0 }) {
             let state = collections[name]!
             if state.exists {
                 let entry = CollectionEntry(root: state.tree.root, count: state.count)

@@ -18,7 +18,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     let treeReader: SnapshotReader
     /// The catalog as of the base root; collection edits are folded into it at commit.
     var catalogTree: BTree
-    var collections: [[UInt8]: CollectionState] = [:]
+    /// `@exclusivity(unchecked)`, like `dirty`, `introducedPages` and `spilled` below: a write
+    /// transaction is used from one thread at a time and every access to these is a single
+    /// lookup, insertion, removal or copy that calls back into nothing (their run-time checks
+    /// were most of the exclusivity cost of a put; issue 14).
+    @exclusivity(unchecked) var collections = CollectionEdits()
     /// An optional "action name" recorded in the new root.
     package var label: String?
     /// History changes (head moves, reverts, retention) this transaction makes.
@@ -34,11 +38,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var publishedSnapshotRoots: (tree: PageReference, counts: [TransactionID: Int])?
 
     // Pages written by this transaction, by page number.
-    var dirty: [PageID: DirtyPage] = [:]
+    @exclusivity(unchecked) var dirty: [PageID: DirtyPage] = [:]
     /// Tree and overflow pages of the user-visible trees written here: the introduced list.
-    var introducedPages: Set<PageID> = []
+    @exclusivity(unchecked) var introducedPages: Set<PageID> = []
     /// Pages written out before commit to keep memory bounded (see `spillIfNeeded`).
-    var spilled: Set<PageID> = []
+    @exclusivity(unchecked) var spilled: Set<PageID> = []
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
 
@@ -132,7 +136,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             names.insert(Array(key))
             return true
         }
-        for (name, state) in collections {
+        for (name, state) in collections.states {
             if state.exists { names.insert(name) } else { names.remove(name) }
         }
         return names.sorted { KeyOrder.compare($0, $1) < 0 }.map { String(decoding: $0, as: UTF8.self) }
@@ -169,16 +173,21 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     package func put(_ key: [UInt8], _ value: [UInt8], in collection: String) throws {
         try checkActive()
         try spillIfNeeded()
-        let name = try CollectionEntry.validateName(collection)
+        let name: [UInt8]
+        var state: CollectionState
+        if let remembered = collections.remembered(collection), remembered.state.exists {
+            (name, state) = remembered
+        } else {
+            name = try CollectionEntry.validateName(collection)
+            state = try loadCollection(name) ?? CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: true)
+        }
         try BTree.validateKey(key, pageSize: pageSize)
-        var state = try loadCollection(name)
-            ?? CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: true)
         let stored: LeafValue =
             NodeLayout.storesInline(keyCount: key.count, valueCount: value.count, pageSize: pageSize)
             ? .inline(value) : .overflow(try Overflow.write(value, owner: .history, editor: self))
         let previous = try poisoningOnFailure { try state.tree.put(key, stored, editor: self) }
         if let previous { try poisoningOnFailure { try releaseValue(previous) } } else { state.count += 1 }
-        collections[name] = state
+        collections.update(collection, name: name, to: state)
     }
 
     /// Removes `key` from `collection`.
@@ -187,8 +196,15 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     package func delete(_ key: [UInt8], in collection: String) throws -> Bool {
         try checkActive()
         try spillIfNeeded()
-        let name = try CollectionEntry.validateName(collection)
-        guard !key.isEmpty, var state = try loadCollection(name),
+        let name: [UInt8]
+        let loaded: CollectionState?
+        if let remembered = collections.remembered(collection) {
+            (name, loaded) = (remembered.name, remembered.state.exists ? remembered.state : nil)
+        } else {
+            name = try CollectionEntry.validateName(collection)
+            loaded = try loadCollection(name)
+        }
+        guard !key.isEmpty, var state = loaded,
             let removed = try poisoningOnFailure({ try state.tree.remove(key, editor: self) })
         else { return false }
         try poisoningOnFailure { try releaseValue(removed) }
@@ -196,7 +212,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             throw StoreError.malformedPage(page: state.tree.root.page, reason: "collection count is zero with an entry in it")
         }
         state.count -= 1
-        collections[name] = state
+        collections.update(collection, name: name, to: state)
         return true
     }
 

@@ -1,0 +1,127 @@
+// chrono-profile: one engine workload per process, for instruction counts (callgrind) and timings.
+//
+// Usage: chrono-profile MODE STORE RECORDS [COUNT] [CACHE_MIB]
+//   load    STORE RECORDS              create STORE and put RECORDS records in one durable transaction
+//   reads   STORE RECORDS COUNT [MIB]  COUNT point reads of random existing keys in one read transaction
+//   scans   STORE RECORDS COUNT [MIB]  COUNT range scans of 10 entries from random existing keys
+//   batch   STORE RECORDS COUNT        COUNT deferred transactions of 1,000 puts of new keys
+//   single  STORE RECORDS COUNT        COUNT deferred transactions of one put of a new key
+//   deletes STORE RECORDS              delete every other record in one durable transaction
+// Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
+// mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
+// operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map.
+//
+// For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
+//   strip --strip-debug .build/release/chrono-profile
+//   valgrind --tool=callgrind .build/release/chrono-profile reads s.store 100000 100000 6
+
+import ChronoStoreEngine
+import Foundation
+
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
+
+/// Key number `index` of the sequence `stream` (0: loaded records; others: new keys).
+func key(_ index: Int, stream: UInt64 = 0) -> [UInt8] {
+    var generator = SplitMix64(state: UInt64(index) &* 7919 &+ stream &* 0x1_0000_0001)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    for _ in 0..<3 {
+        let word = generator.next()
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+    }
+    return bytes
+}
+
+func value(_ index: Int) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 150) }
+
+func seconds() -> Double { Date().timeIntervalSinceReferenceDate }
+
+func report(_ mode: String, _ start: Double, _ operations: Int) {
+    print("\(mode): \(String(format: "%.3f", (seconds() - start) / Double(max(operations, 1)) * 1e6)) µs per operation")
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let recordCount = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: chrono-profile load|reads|scans|batch|single|deletes STORE RECORDS [COUNT] [CACHE_MIB]\n".utf8))
+    exit(2)
+}
+let (mode, path) = (arguments[1], arguments[2])
+let count = arguments.count > 4 ? Int(arguments[4]) ?? 0 : 0
+let cacheMiB = arguments.count > 5 ? Int(arguments[5]) ?? 64 : 64
+var options = StoreOptions(durability: .durable, cacheByteCount: cacheMiB << 20, retention: .lastRoots(1))
+if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
+let collection = "records"
+/// `count` keys of loaded records, picked at random (the same ones in every run).
+func randomRecords(_ count: Int, of recordCount: Int) -> [[UInt8]] {
+    var picker = SplitMix64(state: 42)
+    return (0..<count).map { _ in key(Int(picker.next() % UInt64(recordCount))) }
+}
+
+switch mode {
+case "load":
+    let store = try Store.create(at: path, options: options)
+    let start = seconds()
+    try store.write { transaction in
+        for index in 0..<recordCount { try transaction.put(key(index), value(index), in: collection) }
+    }
+    report(mode, start, recordCount)
+    try store.close()
+case "reads":
+    let store = try Store.open(at: path, options: options)
+    let keys = randomRecords(count, of: recordCount)
+    let start = seconds()
+    let found = try store.read { reader in try keys.reduce(0) { $0 + (try reader.value(forKey: $1, in: collection)?.count ?? 0) } }
+    report(mode, start, count)
+    precondition(found == count * 150, "a loaded record is missing")
+    try store.close()
+case "scans":
+    let store = try Store.open(at: path, options: options)
+    let keys = randomRecords(count, of: recordCount)
+    let start = seconds()
+    try store.read { reader in
+        for first in keys {
+            var seen = 0
+            try reader.scan(collection, range: KeyRange(lower: KeyBound(first, inclusive: true)), reverse: false) { _, _ in
+                seen += 1
+                return seen < 10
+            }
+        }
+    }
+    report(mode, start, count)
+    try store.close()
+case "batch", "single":
+    options.durability = .deferred
+    let store = try Store.open(at: path, options: options)
+    let perTransaction = mode == "batch" ? 1_000 : 1
+    let start = seconds()
+    for transaction in 0..<count {
+        try store.write { writer in
+            for offset in 0..<perTransaction {
+                let index = transaction * perTransaction + offset
+                try writer.put(key(index, stream: mode == "batch" ? 1 : 2), value(index), in: collection)
+            }
+        }
+    }
+    report(mode, start, count * perTransaction)
+    try store.close()
+case "deletes":
+    let store = try Store.open(at: path, options: options)
+    let start = seconds()
+    try store.write { writer in
+        for index in stride(from: 0, to: recordCount, by: 2) { _ = try writer.delete(key(index), in: collection) }
+    }
+    report(mode, start, recordCount / 2)
+    try store.close()
+default:
+    FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
+    exit(2)
+}
