@@ -194,6 +194,12 @@ package final class PageFile: @unchecked Sendable {
             try writeRun(sorted[runStart..<runEnd])
             runStart = runEnd
         }
+        // The mapping shows exactly these bytes now, and this process built and sealed them:
+        // reading them back through it need not verify them again.
+        guard let mapped = sizeLock.withLock({ mappedPages }) else { return }
+        for page in sorted where page.pageID.rawValue < mapped.pageCapacity {
+            mapped.markVerified(page.pageID, birth: page.birth)
+        }
     }
 
     private func writeRun(_ run: ArraySlice<PageBuffer>) throws {
