@@ -42,6 +42,9 @@ extension PageDelta {
         while position < target.count {
             let value = target[position]
             var end = position + 1
+            // Runs (the zero tail of a page above all) are measured 8 bytes at a time.
+            let pattern = UInt64(value) &* 0x0101_0101_0101_0101
+            while target.count - end >= 8, target.loadUnaligned(fromByteOffset: end, as: UInt64.self) == pattern { end += 8 }
             while end < target.count && target[end] == value { end += 1 }
             // A fill costs at most 1 + 3 + 1 bytes; shorter runs stay in the literal.
             if end - position >= fillMinimumByteCount {
