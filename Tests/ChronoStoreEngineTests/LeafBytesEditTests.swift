@@ -245,4 +245,68 @@ struct LeafBytesEditTests {
         #expect(layout.byteCount == canonicalLayout.byteCount)
         #expect(NodeLayout.decodeLeaf(shuffled).keys == node.keys)
     }
+
+    /// The dirty leaf's mark and edit count: the first put into a committed leaf lays it out as
+    /// bytes (marked, 0 edits), each of the next 16 puts into it edits those bytes again (count
+    /// 1 ... 16), and the 18th decodes it. The committed page's flags byte is 0 again.
+    @Test func aDirtyLeafTakesSixteenByteEditsThenIsDecodedAndIsStoredWithFlagsZero() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("mark.chrono")
+        let store = try Store.create(at: path, options: StoreOptions())
+        defer { try? store.close() }
+        try store.write { transaction in
+            for index in 0..<40 { try transaction.put(bytes(String(format: "k%03d", index * 2)), bytes("v\(index)"), in: "c") }
+        }
+        func leafState(_ transaction: WriteTransaction) -> (raw: Bool, flags: UInt8)? {
+            for page in transaction.dirty.values {
+                switch page {
+                case .raw(let buffer, .leaf, _) where buffer.entryCount > 30: return (true, buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset))
+                case .leaf(let node) where node.keys.count > 30: return (false, 0)
+                default: continue
+                }
+            }
+            return nil
+        }
+        try store.write { transaction in
+            try transaction.put(bytes("k001"), bytes("x"), in: "c")
+            #expect(leafState(transaction).map { $0.raw && $0.flags == 0x80 } == true)
+            for edit in 1...16 {
+                try transaction.put(bytes(String(format: "k%03d", edit * 2 + 1)), bytes("y"), in: "c")
+                #expect(leafState(transaction).map { $0.raw && $0.flags == 0x80 | UInt8(edit) } == true, "edit \(edit)")
+            }
+            try transaction.put(bytes("k099"), bytes("z"), in: "c")
+            #expect(leafState(transaction).map { !$0.raw } == true, "decoded after 16 byte edits")
+        }
+        let collectionRoot = try store.read { reader in try reader.count(in: "c") }
+        #expect(collectionRoot == 58)
+        // Every page of the head, read back as stored, has flags 0 (validation checks it).
+        #expect(try store.verify().isSound)
+        try store.write { transaction in
+            try transaction.put(bytes("k003"), bytes("again"), in: "c")
+            #expect(leafState(transaction).map { $0.raw && $0.flags == 0x80 } == true, "a committed leaf starts unmarked")
+        }
+    }
+
+    /// A stored leaf whose reserved flags byte is not 0 (as an edit in progress marks its own
+    /// buffer) is damage, named, not a page to edit as bytes.
+    @Test func aStoredLeafWithFlagsSetIsDamage() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("flags.chrono")
+        let store = try Store.create(at: path, options: StoreOptions())
+        try store.write { transaction in
+            for index in 0..<20 { try transaction.put(bytes("k\(index)"), bytes("v\(index)"), in: "c") }
+        }
+        let pageSize = store.pageSize
+        // Twenty small records: the collection is one leaf, its root.
+        let leaf = try store.read { reader in try #require(try reader.collectionEntry(named: "c")).root }
+        try store.close()
+        try PageCrafting.edit(path, page: leaf.page, pageSize: pageSize) { bytes in
+            bytes.storeLittleEndian(UInt8(0x81), at: PageHeader.flagsOffset)
+        }
+        let reopened = try Store.open(at: path, options: StoreOptions(cacheByteCount: 0))
+        defer { try? reopened.close() }
+        let error = #expect(throws: StoreError.self) { try reopened.write { try $0.put(bytes("k3"), bytes("new"), in: "c") } }
+        if case .malformedPage(let page, _)? = error { #expect(page == leaf.page) } else { Issue.record("expected malformedPage, got \(String(describing: error))") }
+        #expect(throws: StoreError.self) { try reopened.read { try $0.value(forKey: bytes("k3"), in: "c") } }
+    }
 }

@@ -125,6 +125,7 @@ extension NodeLayout {
         let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
         // Entries before the edited one move by the slot growth, those after it also by the size change.
         let shiftAfter = slotGrowth + newEntryByteCount - (resume - split)
+        precondition(page !== view.page && end + shiftAfter <= bytes.count, "leaf overflows its page")
         for slot in 0..<index {
             bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
         }
@@ -137,9 +138,7 @@ extension NodeLayout {
         (bytes.baseAddress! + entriesStart).copyMemory(from: source.baseAddress! + oldEntriesStart, byteCount: split - oldEntriesStart)
         let cursor = storeLeafEntry(key: key, value: value, into: bytes, at: split + slotGrowth)
         (bytes.baseAddress! + cursor).copyMemory(from: source.baseAddress! + resume, byteCount: end - resume)
-        let last = cursor + end - resume
-        precondition(last <= bytes.count, "leaf overflows its page")
-        zeroHeaderAndTail(bytes, from: last)
+        zeroHeaderAndTail(bytes, from: cursor + end - resume)
     }
 
     /// ``encodeRemoving(_:index:into:)`` for a leaf laid out by these edits (ending at `end`).
@@ -150,6 +149,7 @@ extension NodeLayout {
         let oldEntriesStart = leafOffsetsStart + 2 * oldCount
         let split = view.entryOffset(index)
         let resume = split + view.entryByteCount(index) - 2
+        precondition(page !== view.page && split <= resume && resume <= end, "removal outside the leaf")
         for slot in 0..<index {
             bytes.storeLittleEndian(UInt16(view.entryOffset(slot) - 2), at: leafOffsetsStart + 2 * slot)
         }

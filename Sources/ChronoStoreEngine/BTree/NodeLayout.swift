@@ -121,6 +121,10 @@ enum NodeLayout {
         let bytes = page.readOnly
         let count = page.entryCount
         let isLeaf = kind == .leaf
+        // Reserved, written as 0; an edit in progress keeps its own mark there (never stored).
+        guard bytes[PageHeader.flagsOffset] == 0 else {
+            throw StoreError.malformedPage(page: page.pageID, reason: "flags byte \(bytes[PageHeader.flagsOffset]) is not 0")
+        }
         let offsetsStart = isLeaf ? leafOffsetsStart : branchOffsetsStart
         let entriesStart = offsetsStart + 2 * count
         guard entriesStart <= bytes.count else {

@@ -79,6 +79,9 @@ final class TreeCopier<Source: TreeReading> {
     private static func copyOfBytes(_ page: PageBuffer) -> PageBuffer {
         let copy = PageBuffer(uninitializedPageSize: page.pageSize)
         copy.bytes.copyMemory(from: page.readOnly)
+        // An unsealed leaf's flags byte carries the byte-edit mark (BTree+LeafBytes.swift): a copy
+        // starts unmarked, whatever the source held there.
+        copy.bytes.storeLittleEndian(UInt8(0), at: PageHeader.flagsOffset)
         return copy
     }
 
