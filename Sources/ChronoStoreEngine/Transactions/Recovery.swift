@@ -35,18 +35,23 @@ enum Recovery {
 
     /// Recovery without the writer lock, while another process may be committing: nothing pins
     /// the states it reads, so a state the header named when it was read can be freed and its
-    /// pages reused before the checks read them. That takes at least one newer header slot, so
-    /// a failure after the newest sequence grew is retried; any other failure stands.
+    /// pages reused before the checks read them. That takes at least one newer header slot, or
+    /// the sync of the newest slot (skipped while its sync may be unfinished) having finished, so
+    /// a failure after either is retried; any other failure stands.
     static func recoverWhileOthersWrite(
         _ pageFile: PageFile, path: String, syncedSequence: () -> UInt64
     ) throws -> Outcome {
         while true {
             let newestBefore = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
+            let syncedBefore = syncedSequence()
             do {
-                return try recover(pageFile, path: path, syncedSequence: syncedSequence(), holdsWriter: false)
+                return try recover(pageFile, path: path, syncedSequence: syncedBefore, holdsWriter: false)
             } catch let error as StoreError {
+                // Retry while the writer moves on: a newer slot, or the newest slot's sync having
+                // finished (it was skipped as possibly unfinished, and the older state it built on
+                // may be reused as soon as it is synced).
                 let newestAfter = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
-                guard newestAfter > newestBefore else { throw error }
+                guard newestAfter > newestBefore || syncedSequence() > syncedBefore else { throw error }
                 pageFile.forgetByteCount()
             }
         }

@@ -1,0 +1,59 @@
+// Opening without the writer lock while the newest commit's sync finishes: the older state can be
+// gone by then, and the opener must take the newest instead of calling the header damaged.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+@Suite("Opening while another process syncs")
+struct OpenWhileSyncingTests {
+    /// Found under load by `writersInThisAndOtherProcessesTakeTurns`: a helper process opening the
+    /// store read the header while the newest slot's sync was pending, skipped that slot, found
+    /// the state before it already reused by the next commit (legal once the newest is synced),
+    /// saw no newer slot, and threw `noValidHeaderSlot`. Here the header says the newest slot's
+    /// sync is pending, the older state's page is damaged (as a reused slot reads), and the
+    /// synced sequence the lock file reports moves past the newest slot after the first attempt.
+    @Test func aNewestSlotWhoseSyncFinishesDuringRecoveryIsTaken() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-open-syncing")
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path)
+        for index in 0..<3 { try store.write { try $0.put(bytes("k\(index)"), bytes("v\(index)"), in: "c") } }
+        let pageSize = store.pageSize
+        // The file as it is while the store is open (closing marks the newest state verified in
+        // the other slot, so both slots would name it).
+        var image = try RawFile.bytes(path)
+        try store.close()
+        let slots = image.withUnsafeBytes { raw in
+            HeaderSlot.offsets.map { HeaderSlot.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<($0 + HeaderSlot.byteCount)]))! }
+        }
+        let newestIndex = slots[0].sequence > slots[1].sequence ? 0 : 1
+        var newest = slots[newestIndex]
+        let older = slots[1 - newestIndex]
+        try #require(newest.state != older.state)
+        newest.isSyncPending = true
+        newest.isVerified = false
+        newest.isDurable = false
+        image.withUnsafeMutableBytes { raw in
+            let offset = HeaderSlot.offsets[newestIndex]
+            newest.encode(into: UnsafeMutableRawBufferPointer(rebasing: raw[offset..<(offset + HeaderSlot.byteCount)]))
+        }
+        // The older state's page, reused by a later commit, reads as another page.
+        let olderState = Int(older.state.page.rawValue) * pageSize
+        image[olderState + PageHeader.byteCount] ^= 0xFF
+        try RawFile.write(path, image)
+
+        let file = try PosixFile(path: path, create: false, readOnly: true)
+        let pageFile = PageFile(file: file, pageSize: pageSize, cache: PageCache(pageCapacity: 16))
+        // Without the newest slot's sync known, the only other state is damaged.
+        #expect(throws: StoreError.noValidHeaderSlot(path: path)) {
+            _ = try Recovery.recoverWhileOthersWrite(pageFile, path: path) { older.sequence }
+        }
+        // The writer's sync finishes while the first attempt runs: the retry takes the newest.
+        var calls = 0
+        let outcome = try Recovery.recoverWhileOthersWrite(pageFile, path: path) {
+            calls += 1
+            return calls == 1 ? older.sequence : newest.sequence
+        }
+        #expect(outcome.snapshot.stateReference == newest.state)
+        #expect(calls >= 3)
+    }
+}
