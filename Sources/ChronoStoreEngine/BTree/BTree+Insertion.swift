@@ -65,18 +65,18 @@ extension BTree {
         depth: Int, editor: some TreeEditing
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
-        // Committed nodes are read here; of this transaction's own, only a branch still held as
-        // bytes (a node it decoded is edited as a node, found by `editableNode`).
+        // Committed nodes are read here; of this transaction's own, a branch still held as bytes
+        // is edited as bytes, and a decoded node as a node.
         var read: NodeRead?
-        var ownBytes: PageBuffer?
         var ownNode: (PageReference, DirtyPage)?
         if reference.birth != editor.transaction {
             read = try editor.node(reference)
         } else {
             switch editor.dirtyPage(reference.page) {
             case .raw(let buffer, .branch, _)?:
-                read = .branchPage(BranchView(page: buffer))
-                ownBytes = buffer
+                return try insert(
+                    key, keyBytes, value, belowBranchPage: BranchView(page: buffer), at: reference, ownBytes: buffer,
+                    depth: depth, editor: editor)
             case .some(let node) where node.isDecoded:
                 ownNode = (reference, node)
             default:
@@ -90,41 +90,15 @@ extension BTree {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
         case .branchPage(let view)?:
-            // A branch still in page form: when the child does not split, only its pointer changes.
-            let childIndex = view.childIndex(for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
-            guard let split = child.split else {
-                let edited = try replaceChildOnBytes(
-                    view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
-                return InsertResult(reference: edited, previous: child.previous)
-            }
-            let (newReference, content) = try editableNode(reference, read: read, editor: editor)
-            guard case .branch(let branch) = content else {
-                throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
-            }
-            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
-                previous: child.previous, editor: editor)
+            return try insert(
+                key, keyBytes, value, belowBranchPage: view, at: reference, ownBytes: nil, depth: depth, editor: editor)
         default:
             break
         }
         let (newReference, content) = try ownNode ?? editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
-            let (index, found) = Self.search(leaf, keyBytes)
-            var previous: LeafValue?
-            if found {
-                previous = leaf.values[index]
-                leaf.replaceValue(at: index, with: value)
-            } else {
-                leaf.insert(key: key, value: value, at: index)
-            }
-            guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: newReference, previous: previous) }
-            let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
-            let page = try editor.allocatePage(owner: owner)
-            editor.setDirty(page, .leaf(right))
-            return InsertResult(
-                reference: newReference,
-                split: (right.keys[0], PageReference(page: page, birth: editor.transaction)), previous: previous)
+            return try insert(key, keyBytes, value, intoLeaf: leaf, at: newReference, editor: editor)
         case .branch(let branch):
             let childIndex = Self.childIndex(in: branch, for: keyBytes)
             let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
@@ -133,6 +107,51 @@ extension BTree {
         case .raw:
             throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
         }
+    }
+
+    /// Inserts below a branch still in page form (committed, or this transaction's byte copy,
+    /// `ownBytes`): when the child does not split, only the branch's pointer to it changes, on
+    /// the bytes; a split decodes the branch to take the new separator.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, belowBranchPage view: BranchView,
+        at reference: PageReference, ownBytes: PageBuffer?, depth: Int, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let childIndex = view.childIndex(for: keyBytes)
+        let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
+        guard let split = child.split else {
+            let edited = try replaceChildOnBytes(
+                view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
+            return InsertResult(reference: edited, previous: child.previous)
+        }
+        let (newReference, content) = try editableNode(reference, read: .branchPage(view), editor: editor)
+        guard case .branch(let branch) = content else {
+            throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
+        }
+        return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
+            previous: child.previous, editor: editor)
+    }
+
+    /// Puts `value` under `key` in a decoded leaf of this transaction, splitting it when it
+    /// overflows.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, intoLeaf leaf: LeafNode,
+        at reference: PageReference, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let (index, found) = Self.search(leaf, keyBytes)
+        var previous: LeafValue?
+        if found {
+            previous = leaf.values[index]
+            leaf.replaceValue(at: index, with: value)
+        } else {
+            leaf.insert(key: key, value: value, at: index)
+        }
+        guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: reference, previous: previous) }
+        let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
+        let page = try editor.allocatePage(owner: owner)
+        editor.setDirty(page, .leaf(right))
+        return InsertResult(
+            reference: reference, split: (right.keys[0], PageReference(page: page, birth: editor.transaction)),
+            previous: previous)
     }
 
     /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
@@ -152,7 +171,8 @@ extension BTree {
         let page = try editor.allocatePage(owner: owner)
         editor.setDirty(page, .branch(right))
         return InsertResult(
-            reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)), previous: previous)
+            reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)),
+            previous: previous)
     }
 
     /// Where to split an over-full leaf. An insert at the right edge (ascending keys) leaves the
