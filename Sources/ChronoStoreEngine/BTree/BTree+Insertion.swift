@@ -68,7 +68,6 @@ extension BTree {
         // Committed nodes are read here; of this transaction's own, a branch still held as bytes
         // is edited as bytes, and a decoded node as a node.
         var read: NodeRead?
-        var ownNode: (PageReference, DirtyPage)?
         if reference.birth != editor.transaction {
             read = try editor.node(reference)
         } else {
@@ -77,8 +76,10 @@ extension BTree {
                 return try insert(
                     key, keyBytes, value, belowBranchPage: BranchView(page: buffer), at: reference, ownBytes: buffer,
                     depth: depth, editor: editor)
-            case .some(let node) where node.isDecoded:
-                ownNode = (reference, node)
+            case .leaf(let leaf)?:
+                return try insert(key, keyBytes, value, intoLeaf: leaf, at: reference, editor: editor)
+            case .branch(let branch)?:
+                return try insert(key, keyBytes, value, below: branch, at: reference, depth: depth, editor: editor)
             default:
                 break
             }
@@ -95,18 +96,26 @@ extension BTree {
         default:
             break
         }
-        let (newReference, content) = try ownNode ?? editableNode(reference, read: read, editor: editor)
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
             return try insert(key, keyBytes, value, intoLeaf: leaf, at: newReference, editor: editor)
         case .branch(let branch):
-            let childIndex = Self.childIndex(in: branch, for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
-            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: child.split,
-                previous: child.previous, editor: editor)
+            return try insert(key, keyBytes, value, below: branch, at: newReference, depth: depth, editor: editor)
         case .raw:
             throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
         }
+    }
+
+    /// Inserts below a decoded branch of this transaction.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, below branch: BranchNode,
+        at reference: PageReference, depth: Int, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let childIndex = Self.childIndex(in: branch, for: keyBytes)
+        let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
+        return try settle(branch, at: reference, childIndex: childIndex, child: child.reference, split: child.split,
+            previous: child.previous, editor: editor)
     }
 
     /// Inserts below a branch still in page form (committed, or this transaction's byte copy,
