@@ -37,7 +37,8 @@ struct BranchBytesEditTests {
         #expect(changed.count == 1)
         // Every byte past the header is the old page's, except the 16 of that child pointer.
         let pointer = try #require(changed.first.map { old.childOffset(at: $0) })
-        for offset in PageHeader.byteCount..<before.pageSize where !(pointer..<pointer + PageReference.byteCount).contains(offset) {
+        let pointerBytes = pointer..<pointer + PageReference.byteCount
+        for offset in PageHeader.byteCount..<before.pageSize where !pointerBytes.contains(offset) {
             if after.readOnly[offset] != before.readOnly[offset] {
                 Issue.record("byte \(offset) changed")
                 break

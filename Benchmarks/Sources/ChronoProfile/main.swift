@@ -51,7 +51,8 @@ func report(_ mode: String, _ start: Double, _ operations: Int) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let recordCount = Int(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: chrono-profile load|reads|scans|batch|single|deletes STORE RECORDS [COUNT] [CACHE_MIB]\n".utf8))
+    let usage = "usage: chrono-profile load|reads|scans|batch|single|deletes STORE RECORDS [COUNT] [CACHE_MIB]\n"
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
 let (mode, path) = (arguments[1], arguments[2])
@@ -79,7 +80,9 @@ case "reads":
     let store = try Store.open(at: path, options: options)
     let keys = randomRecords(count, of: recordCount)
     let start = seconds()
-    let found = try store.read { reader in try keys.reduce(0) { $0 + (try reader.value(forKey: $1, in: collection)?.count ?? 0) } }
+    let found = try store.read { reader in
+        try keys.reduce(0) { $0 + (try reader.value(forKey: $1, in: collection)?.count ?? 0) }
+    }
     report(mode, start, count)
     precondition(found == count * 150, "a loaded record is missing")
     try store.close()

@@ -66,25 +66,27 @@ extension BTree {
     ) throws -> InsertResult {
         try KeyInterval.checkDepth(depth, page: reference.page)
         // Committed nodes are read here; of this transaction's own, a branch still held as bytes
-        // and a leaf held as bytes that may take another byte edit (a node it decoded is edited
-        // as a node, found by `editableNode`).
+        // is edited as bytes, a leaf held as bytes that may take another byte edit likewise, and a
+        // decoded node as a node.
         var read: NodeRead?
-        var ownBytes: PageBuffer?
-        var ownNode: (PageReference, DirtyPage)?
         if reference.birth != editor.transaction {
             read = try editor.node(reference)
         } else {
             switch editor.dirtyPage(reference.page) {
             case .raw(let buffer, .branch, _)?:
-                read = .branchPage(BranchView(page: buffer))
-                ownBytes = buffer
+                return try insert(
+                    key, keyBytes, value, belowBranchPage: BranchView(page: buffer), at: reference, ownBytes: buffer,
+                    depth: depth, editor: editor)
             case .raw(let buffer, .leaf, _)?:
-                // A leaf this transaction copied as bytes: edited as bytes again while it may be.
+                // A leaf this transaction copied as bytes: edited as bytes again while it may be
+                // (else `editableNode` below decodes it on the same page).
                 if let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor) {
                     return InsertResult(reference: reference, previous: edited.previous)
                 }
-            case .some(let node) where node.isDecoded:
-                ownNode = (reference, node)
+            case .leaf(let leaf)?:
+                return try insert(key, keyBytes, value, intoLeaf: leaf, at: reference, editor: editor)
+            case .branch(let branch)?:
+                return try insert(key, keyBytes, value, below: branch, at: reference, depth: depth, editor: editor)
             default:
                 break
             }
@@ -96,49 +98,76 @@ extension BTree {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
         case .branchPage(let view)?:
-            // A branch still in page form: when the child does not split, only its pointer changes.
-            let childIndex = view.childIndex(for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
-            guard let split = child.split else {
-                let edited = try replaceChildOnBytes(
-                    view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
-                return InsertResult(reference: edited, previous: child.previous)
-            }
-            let (newReference, content) = try editableNode(reference, read: read, editor: editor)
-            guard case .branch(let branch) = content else {
-                throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
-            }
-            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
-                previous: child.previous, editor: editor)
+            return try insert(
+                key, keyBytes, value, belowBranchPage: view, at: reference, ownBytes: nil, depth: depth, editor: editor)
         default:
             break
         }
-        let (newReference, content) = try ownNode ?? editableNode(reference, read: read, editor: editor)
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
         switch content {
         case .leaf(let leaf):
-            let (index, found) = Self.search(leaf, keyBytes)
-            var previous: LeafValue?
-            if found {
-                previous = leaf.values[index]
-                leaf.replaceValue(at: index, with: value)
-            } else {
-                leaf.insert(key: key, value: value, at: index)
-            }
-            guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: newReference, previous: previous) }
-            let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
-            let page = try editor.allocatePage(owner: owner)
-            editor.setDirty(page, .leaf(right))
-            return InsertResult(
-                reference: newReference,
-                split: (right.keys[0], PageReference(page: page, birth: editor.transaction)), previous: previous)
+            return try insert(key, keyBytes, value, intoLeaf: leaf, at: newReference, editor: editor)
         case .branch(let branch):
-            let childIndex = Self.childIndex(in: branch, for: keyBytes)
-            let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
-            return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: child.split,
-                previous: child.previous, editor: editor)
+            return try insert(key, keyBytes, value, below: branch, at: newReference, depth: depth, editor: editor)
         case .raw:
             throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
         }
+    }
+
+    /// Inserts below a decoded branch of this transaction.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, below branch: BranchNode,
+        at reference: PageReference, depth: Int, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let childIndex = Self.childIndex(in: branch, for: keyBytes)
+        let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
+        return try settle(branch, at: reference, childIndex: childIndex, child: child.reference, split: child.split,
+            previous: child.previous, editor: editor)
+    }
+
+    /// Inserts below a branch still in page form (committed, or this transaction's byte copy,
+    /// `ownBytes`): when the child does not split, only the branch's pointer to it changes, on
+    /// the bytes; a split decodes the branch to take the new separator.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, belowBranchPage view: BranchView,
+        at reference: PageReference, ownBytes: PageBuffer?, depth: Int, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let childIndex = view.childIndex(for: keyBytes)
+        let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
+        guard let split = child.split else {
+            let edited = try replaceChildOnBytes(
+                view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
+            return InsertResult(reference: edited, previous: child.previous)
+        }
+        let (newReference, content) = try editableNode(reference, read: .branchPage(view), editor: editor)
+        guard case .branch(let branch) = content else {
+            throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
+        }
+        return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
+            previous: child.previous, editor: editor)
+    }
+
+    /// Puts `value` under `key` in a decoded leaf of this transaction, splitting it when it
+    /// overflows.
+    private func insert(
+        _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, intoLeaf leaf: LeafNode,
+        at reference: PageReference, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let (index, found) = Self.search(leaf, keyBytes)
+        var previous: LeafValue?
+        if found {
+            previous = leaf.values[index]
+            leaf.replaceValue(at: index, with: value)
+        } else {
+            leaf.insert(key: key, value: value, at: index)
+        }
+        guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: reference, previous: previous) }
+        let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
+        let page = try editor.allocatePage(owner: owner)
+        editor.setDirty(page, .leaf(right))
+        return InsertResult(
+            reference: reference, split: (right.keys[0], PageReference(page: page, birth: editor.transaction)),
+            previous: previous)
     }
 
     /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
@@ -158,7 +187,8 @@ extension BTree {
         let page = try editor.allocatePage(owner: owner)
         editor.setDirty(page, .branch(right))
         return InsertResult(
-            reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)), previous: previous)
+            reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)),
+            previous: previous)
     }
 
     /// Where to split an over-full leaf. An insert at the right edge (ascending keys) leaves the

@@ -142,12 +142,4 @@ enum DirtyPage {
     case branch(BranchNode)
     /// A page whose bytes are final apart from the header (overflow pages, list chunks).
     case raw(PageBuffer, kind: PageKind, count: Int)
-
-    /// Whether this is a decoded leaf or branch (edited as a node, not as bytes).
-    var isDecoded: Bool {
-        switch self {
-        case .leaf, .branch: true
-        case .raw: false
-        }
-    }
 }

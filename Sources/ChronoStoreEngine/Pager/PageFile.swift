@@ -51,7 +51,9 @@ package final class PageFile: @unchecked Sendable {
     func read(
         _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
     ) throws -> PageBuffer {
-        if cached, mappableFile != nil, let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window) {
+        if cached, mappableFile != nil,
+            let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window)
+        {
             return page
         }
         if let page = cache.page(reference) {
@@ -122,9 +124,9 @@ package final class PageFile: @unchecked Sendable {
             // mapping; views of the old one keep it alive until they are released.
             let reservation = max(knownByteCount * 2, 64 << 20)
             let rounded = (reservation + UInt64(pageSize) - 1) / UInt64(pageSize) * UInt64(pageSize)
-            guard rounded <= UInt64(Int.max), let fresh = MappedPages(file: mappableFile, pageSize: pageSize, byteCount: Int(rounded)) else {
-                return nil
-            }
+            guard rounded <= UInt64(Int.max),
+                let fresh = MappedPages(file: mappableFile, pageSize: pageSize, byteCount: Int(rounded))
+            else { return nil }
             mappedPages = fresh
             return MappedWindow(pages: fresh, pageLimit: min(knownPages, fresh.pageCapacity))
         }

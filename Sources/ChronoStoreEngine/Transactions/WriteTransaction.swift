@@ -179,7 +179,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             (name, state) = remembered
         } else {
             name = try CollectionEntry.validateName(collection)
-            state = try loadCollection(name) ?? CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: true)
+            state = try loadCollection(name)
+                ?? CollectionState(tree: BTree(root: .none, owner: .history), count: 0, exists: true)
         }
         try BTree.validateKey(key, pageSize: pageSize)
         let stored: LeafValue =
