@@ -21,6 +21,33 @@ import Testing
         await #expect(throws: ChronoStoreError.storeClosed) { try await reopened.datastore(CounterFormat.self).count() }
     }
 
+    @Test func recordsWrittenWithCopiedReadsReadBackThroughTheMapAndTheOtherWayRound() async throws {
+        #expect(ChronoStoreOptions().memoryMappedReads, "reads go through a memory map by default")
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("mapped.chrono"))
+        var copying = ChronoStoreOptions()
+        copying.memoryMappedReads = false
+        let expected = (0..<300).map { Counter(id: "c\($0)", value: $0) }
+        do {
+            let store = try await ChronoStore.open(at: url, options: copying)
+            for counter in expected { try await store.datastore(CounterFormat.self).persist(counter) }
+            try await store.close()
+        }
+        for options in [ChronoStoreOptions(), copying] {
+            let store = try await ChronoStore.open(at: url, options: options, createIfMissing: false)
+            let counters = store.datastore(CounterFormat.self)
+            for counter in expected { #expect(try await counters.load(counter.id) == counter) }
+            try await counters.persist(Counter(id: options.memoryMappedReads ? "mapped" : "copied", value: 1))
+            try await store.close()
+        }
+        let last = try await ChronoStore.open(at: url, createIfMissing: false)
+        let counters = last.datastore(CounterFormat.self)
+        #expect(try await counters.count() == expected.count + 2)
+        #expect(try await counters.load("mapped") == Counter(id: "mapped", value: 1))
+        #expect(try await counters.load("copied") == Counter(id: "copied", value: 1))
+        try await last.close()
+    }
+
     @Test func aReadOnlyOpenReadsCreatesNothingAndRefusesWrites() async throws {
         let directory = try TemporaryDirectory(prefix: "typed")
         let url = URL(fileURLWithPath: directory.file("app.chrono"))
