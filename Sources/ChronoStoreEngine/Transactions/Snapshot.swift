@@ -84,7 +84,7 @@ final class SnapshotReader: TreeReading {
 
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let packs { return try packs.read(reference, kind: kind, cached: cached) }
+        if let packs { return try packs.read(reference, kind: kind, cached: cached, window: &window) }
         return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
     }
 
