@@ -7,7 +7,7 @@
 /// of the state being read. A rebuilt page is verified exactly as a page read from its slot
 /// (checksum, identity, kind, birth, node structure), so a damaged pack is a typed error naming
 /// the page, never wrong data.
-struct PackReader {
+final class PackReader {
     let pageFile: PageFile
     let index: BTree
     let pageCount: UInt64
@@ -48,6 +48,13 @@ struct PackReader {
             guard let page = try rebuild(reference, depth: 0) else { throw error }
             return try checked(page, reference: reference, kind: kind)
         }
+    }
+
+    /// For a read of the slot that failed with `error`: the page rebuilt from its pack entry, or
+    /// `error` again when the index does not hold it.
+    func rebuild(afterSlotRead error: StoreError, _ reference: PageReference, kind: PageKind?) throws -> PageBuffer {
+        guard Self.slotMayHoldAnotherVersion(error), let page = try rebuild(reference, depth: 0) else { throw error }
+        return try checked(page, reference: reference, kind: kind)
     }
 
     /// The pack entry of `reference`, if the index has one.

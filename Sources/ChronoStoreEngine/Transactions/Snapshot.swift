@@ -84,8 +84,14 @@ final class SnapshotReader: TreeReading {
 
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let packs { return try packs.read(reference, kind: kind, cached: cached, window: &window) }
-        return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
+        if let packs, packs.prefersPacks { return try packs.read(reference, kind: kind, cached: cached, window: &window) }
+        // The slot first (the head's pages are hot); the pack only when the slot holds another version.
+        do {
+            return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
+        } catch let error as StoreError {
+            guard let packs else { throw error }
+            return try packs.rebuild(afterSlotRead: error, reference, kind: kind)
+        }
     }
 
     func node(_ reference: PageReference) throws -> NodeRead {
