@@ -119,14 +119,18 @@ let stallBound: Duration = .seconds(1)
         let writer = try await Task.detached { try WriterProcess(holdingWriterOf: path) }.value
         let statuses = WriterRelease(after: holdSeconds, [writer])
         let ticker = Ticker()
+        let poolTicker = Ticker()
         ticker.start()
+        poolTicker.start(detached: true)
         let store = try await ChronoStore.open(at: URL(fileURLWithPath: path))
         #expect(try await store.datastore(CounterFormat.self).count() == 0)
         try await store.datastore(CounterFormat.self).persist(Counter(id: "mine", value: 1))  // waits for the writer
-        let longestGap = await ticker.stop()
-        print("open and write beside another process's writer; longest main-actor gap \(longestGap)")
+        let (longestGap, poolGap) = (await ticker.stop(), await poolTicker.stop())
+        print("open and write beside another process's writer; longest main-actor gap \(longestGap), pool-task gap \(poolGap)")
         #expect(await statuses.value == [0])
-        #expect(longestGap < stallBound)
+        // As in the first test: a gap the starved pool explains (a thread-sanitizer run on a
+        // loaded machine showed 13 s) says nothing about this store; with a free pool it must be short.
+        #expect(longestGap < stallBound || poolGap >= longestGap * 0.8, "main \(longestGap), pool \(poolGap)")
         try await store.close()
     }
 
