@@ -28,26 +28,12 @@ final class PackReader {
         self.indexReader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
     }
 
-    /// The page at `reference` from its slot or, when the slot holds another version, rebuilt
-    /// from its pack entry. `window` is the calling reader's part of the memory map (see
-    /// `PageFile.read(_:kind:pageCount:cached:window:)`): slot reads go through it as they would
-    /// without packs.
-    func read(
-        _ reference: PageReference, kind: PageKind?, cached: Bool, window: inout PageFile.MappedWindow?
-    ) throws -> PageBuffer {
-        if prefersPacks {
-            if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
-            if pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) {
-                return try checked(page, reference: reference, kind: kind)
-            }
-        }
-        // The head's readers: the slot (through the page cache) first, exactly as without packs.
-        do {
-            return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
-        } catch let error as StoreError where Self.slotMayHoldAnotherVersion(error) {
-            guard let page = try rebuild(reference, depth: 0) else { throw error }
-            return try checked(page, reference: reference, kind: kind)
-        }
+    /// For a reader that prefers packs (an old root's): the page rebuilt from its pack entry, or
+    /// nil when it is not packed or its slot is in the page cache (then the caller reads the slot).
+    func readPackedFirst(_ reference: PageReference, kind: PageKind?) throws -> PageBuffer? {
+        if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
+        guard pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) else { return nil }
+        return try checked(page, reference: reference, kind: kind)
     }
 
     /// For a read of the slot that failed with `error`: the page rebuilt from its pack entry, or

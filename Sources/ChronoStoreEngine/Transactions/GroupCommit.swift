@@ -1,11 +1,4 @@
 // Group commit: durable commits that writers of one process write in turn share one header slot and one sync.
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A durable commit whose pages are written and whose sync is still to come.
 package struct CommitTicket: Sendable {
@@ -42,8 +35,7 @@ final class GroupCommit: @unchecked Sendable {
         let firstMember: TransactionID
     }
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let mutex = ConditionLock()
     /// The newest registered commit not yet settled (the base for the next writer).
     private var written: StoreSnapshot?
     private var issued: UInt64 = 0
@@ -62,28 +54,6 @@ final class GroupCommit: @unchecked Sendable {
     /// This process holds the data file's writer lock on behalf of registered commits.
     private var holdsFileWriter = false
 
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
-    private func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-
     private var pendingCount: UInt64 { issued - settled }
 
     // MARK: - The writer holding the gate
@@ -91,7 +61,7 @@ final class GroupCommit: @unchecked Sendable {
     /// With the gate held: whether the process must still take the data file's writer lock (it
     /// does not while registered commits keep it). Records that it will hold it.
     func takeFileWriter() -> Bool {
-        locked {
+        mutex.withLock {
             if holdsFileWriter { return false }
             holdsFileWriter = true
             return true
@@ -100,18 +70,18 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Taking the data file's writer lock failed after ``takeFileWriter()`` said to take it.
     func fileWriterNotTaken() {
-        locked { holdsFileWriter = false }
+        mutex.withLock { holdsFileWriter = false }
     }
 
     /// With the gate held: the state a new writer builds on, and the epoch it builds in.
     func base(published: StoreSnapshot) -> (StoreSnapshot, UInt64) {
-        locked { (written ?? published, epoch) }
+        mutex.withLock { (written ?? published, epoch) }
     }
 
     /// The synced transaction a durable commit on `base` names: its base when nothing is pending
     /// (the base is then synced), else the end of the newest group that has a slot.
     func namedSyncedTransaction(base: TransactionID) -> TransactionID {
-        locked {
+        mutex.withLock {
             naming = true
             if pendingCount == 0 { floor = base }
             return floor
@@ -120,19 +90,19 @@ final class GroupCommit: @unchecked Sendable {
 
     /// The writer that named a synced transaction will not register (its commit failed).
     func cancelNaming() {
-        locked {
+        mutex.withLock {
             guard naming else { return }
             naming = false
-            pthread_cond_broadcast(condition)
+            mutex.broadcast()
         }
     }
 
     /// Records a commit whose pages are written; the caller then releases the gate and waits.
     /// - Throws: the failure of an earlier group this commit built on.
     func register(_ snapshot: StoreSnapshot, epoch writerEpoch: UInt64) throws -> CommitTicket {
-        try locked {
+        try mutex.withLock {
             naming = false
-            pthread_cond_broadcast(condition)
+            mutex.broadcast()
             guard writerEpoch == epoch else {
                 throw failures.last?.error ?? StoreError.transactionFailed
             }
@@ -146,7 +116,7 @@ final class GroupCommit: @unchecked Sendable {
     /// Releases the gate; the data file's writer lock too (through `unlockFile`) when nothing
     /// registered needs it any more.
     func releaseGate(_ gate: WriterGate, unlockFile: () -> Void) {
-        locked {
+        mutex.withLock {
             if pendingCount == 0 && holdsFileWriter {
                 unlockFile()
                 holdsFileWriter = false
@@ -165,11 +135,11 @@ final class GroupCommit: @unchecked Sendable {
     func waitForSync(
         _ ticket: CommitTicket, gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void
     ) throws {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        mutex.lock()
+        defer { mutex.unlock() }
         while ticket.number > settled {
             if leading {
-                pthread_cond_wait(condition, mutex)
+                mutex.wait()
                 continue
             }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
@@ -181,7 +151,7 @@ final class GroupCommit: @unchecked Sendable {
     private func lead(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
         leading = true
         // A writer that named this group's floor is about to register: it belongs in this group.
-        while naming { pthread_cond_wait(condition, mutex) }
+        while naming { mutex.wait() }
         guard let end = written, let first = nextFirstMember else {
             leading = false
             return
@@ -189,9 +159,9 @@ final class GroupCommit: @unchecked Sendable {
         let through = issued
         nextFirstMember = nil
         floor = end.transaction
-        pthread_mutex_unlock(mutex)
+        mutex.unlock()
         let outcome = Result { try sync(Group(end: end, firstMember: first)) }
-        pthread_mutex_lock(mutex)
+        mutex.lock()
         leading = false
         switch outcome {
         case .success:
@@ -205,7 +175,7 @@ final class GroupCommit: @unchecked Sendable {
             nextFirstMember = nil
             epoch += 1
         }
-        pthread_cond_broadcast(condition)
+        mutex.broadcast()
         if pendingCount == 0 && holdsFileWriter && gate.tryAcquire() {
             unlockFile()
             holdsFileWriter = false
@@ -216,7 +186,7 @@ final class GroupCommit: @unchecked Sendable {
     /// Settles every registered commit (leading as needed) before the caller, holding the gate,
     /// acts on the published state: `synchronize()`, `close()`, compaction's truncation.
     func settleAll(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
-        let last = locked { issued > settled ? CommitTicket(number: issued, head: .none) : nil }
+        let last = mutex.withLock { issued > settled ? CommitTicket(number: issued, head: .none) : nil }
         guard let last else { return }
         try? waitForSync(last, gate: gate, unlockFile: unlockFile, sync: sync)
     }

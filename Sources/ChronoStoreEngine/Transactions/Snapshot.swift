@@ -84,8 +84,8 @@ final class SnapshotReader: TreeReading {
 
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let packs, packs.prefersPacks { return try packs.read(reference, kind: kind, cached: cached, window: &window) }
-        // The slot first (the head's pages are hot); the pack only when the slot holds another version.
+        if let packs, packs.prefersPacks, let page = try packs.readPackedFirst(reference, kind: kind) { return page }
+        // The slot (the head's pages are hot); the pack only when the slot holds another version.
         do {
             return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)
         } catch let error as StoreError {
