@@ -6,23 +6,8 @@ import Testing
 
 /// Runs the `chrono-test-helper` executable built beside the test bundle.
 enum TestHelperProcess {
-    /// The helper executable: next to the test binary (`/proc/self/exe` on Linux), or next to
-    /// the test bundle.
-    static func executable() throws -> URL {
-        var directories: [URL] = []
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            directories.append(URL(fileURLWithPath: executable).deletingLastPathComponent())
-        }
-        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        directories.append(Bundle.main.bundleURL)
-        for directory in directories {
-            for name in ["chrono-test-helper", "ChronoTestHelper"] {
-                let candidate = directory.appendingPathComponent(name)
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "chrono-test-helper near \(directories)"])
-    }
+    /// The helper executable (`chrono-test-helper`, or `ChronoTestHelper` as SwiftPM names it).
+    static func executable() throws -> URL { try BuiltExecutable.url(named: "chrono-test-helper", "ChronoTestHelper") }
 
     /// A started helper and its captured output.
     struct Running {

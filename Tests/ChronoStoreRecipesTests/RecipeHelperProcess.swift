@@ -1,4 +1,5 @@
 // Runs the recipes' helper executable as a second process (an app extension).
+import ChronoStoreTestSupport
 import Foundation
 
 enum RecipeHelperProcess {
@@ -15,7 +16,7 @@ enum RecipeHelperProcess {
 
     private static func runBlocking(_ arguments: [String]) throws -> (status: Int32, errors: String) {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = try BuiltExecutable.url(named: "ChronoRecipeHelper")
         process.arguments = arguments
         let errors = Pipe()
         process.standardError = errors
@@ -26,18 +27,4 @@ enum RecipeHelperProcess {
         return (process.terminationStatus, message)
     }
 
-    /// The helper built beside this test binary (Linux) or beside the test bundle (Darwin).
-    private static func executable() throws -> URL {
-        var directories: [URL] = []
-        if let binary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            directories.append(URL(fileURLWithPath: binary).deletingLastPathComponent())
-        }
-        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        directories.append(Bundle.main.bundleURL)
-        for directory in directories {
-            let candidate = directory.appendingPathComponent("ChronoRecipeHelper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "ChronoRecipeHelper near \(directories)"])
-    }
 }

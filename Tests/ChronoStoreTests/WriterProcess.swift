@@ -1,4 +1,5 @@
 // Drives the engine's test helper executable as a second process that holds a store's writer.
+import ChronoStoreTestSupport
 import Foundation
 
 /// A `chrono-test-helper hold-write STORE` process: it takes the writer, says "ready", and
@@ -15,7 +16,7 @@ final class WriterProcess: Sendable {
         input = Pipe()
         output = Pipe()
         errors = Pipe()
-        process.executableURL = try Self.executable()
+        process.executableURL = try BuiltExecutable.url(named: "ChronoTestHelper")
         process.arguments = ["hold-write", path]
         process.standardInput = input
         process.standardOutput = output
@@ -38,18 +39,4 @@ final class WriterProcess: Sendable {
         return (process.terminationStatus, message)
     }
 
-    /// The helper built beside this test binary (Linux) or beside the test bundle (Darwin).
-    private static func executable() throws -> URL {
-        var directories: [URL] = []
-        if let binary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            directories.append(URL(fileURLWithPath: binary).deletingLastPathComponent())
-        }
-        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
-        directories.append(Bundle.main.bundleURL)
-        for directory in directories {
-            let candidate = directory.appendingPathComponent("ChronoTestHelper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "ChronoTestHelper near \(directories)"])
-    }
 }
