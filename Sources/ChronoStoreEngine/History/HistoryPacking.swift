@@ -14,6 +14,9 @@ package struct HistoryPacking: Sendable, Equatable {
     package var leafChainLimit: Int
     /// The same for branch pages (whose deltas are a few bytes).
     package var branchChainLimit: Int
+    /// The same for root pages, each a delta against its lineage child's root page (a reader of
+    /// an old root rebuilds its root page once, when it opens).
+    package var rootChainLimit: Int
     /// Pages one commit packs at most; the rest wait for later commits.
     package var pageBudget: Int
     /// Whether commits pack at all (reading packed pages never depends on it).
@@ -21,12 +24,13 @@ package struct HistoryPacking: Sendable, Equatable {
 
     package init(
         window: Int = 8, batchRoots: Int = 8, leafChainLimit: Int = 32, branchChainLimit: Int = 64,
-        pageBudget: Int = 512, isEnabled: Bool = true
+        rootChainLimit: Int = 16, pageBudget: Int = 512, isEnabled: Bool = true
     ) {
         self.window = max(window, 1)
         self.batchRoots = max(batchRoots, 1)
         self.leafChainLimit = min(max(leafChainLimit, 1), 255)
         self.branchChainLimit = min(max(branchChainLimit, 1), 255)
+        self.rootChainLimit = min(max(rootChainLimit, 1), 255)
         self.pageBudget = max(pageBudget, 1)
         self.isEnabled = isEnabled
     }

@@ -46,14 +46,15 @@ extension WriteTransaction {
     /// the root whose dead list holds its dependants, and merging keeps the two together, so
     /// these are all of them. O(|dead list|) index lookups.
     func rebaseDependants(of freed: [PageReference], deadList dead: [PageReference]) throws {
-        guard !freed.isEmpty, !dead.isEmpty, let packs = treeReader.packs else { return }
+        let packs = treeReader.packs
+        guard !freed.isEmpty, !dead.isEmpty, packs != nil || !packWork.pending.isEmpty else { return }
         let freedSet = Set(freed)
         for reference in dead {
             let base: PageReference
             if let pending = packWork.pending[reference] {
                 base = pending.base
             } else {
-                guard !packWork.tree.root.isNone,
+                guard let packs, !packWork.tree.root.isNone,
                     let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
                     case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
                     let found = try packs.entry(reference)
@@ -65,10 +66,21 @@ extension WriteTransaction {
             if packWork.pending[reference] == nil {
                 // The old entry goes; the page stays packed, now whole.
                 _ = try packWork.tree.remove(PackIndex.key(reference), editor: self)
-                if let found = try packs.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
+                if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             packWork.pending[reference] = keyframe
         }
+    }
+
+    /// Before pruning frees `dropped`'s root page, rewrites its lineage parent's packed root page
+    /// as a keyframe when it is a delta against it. A root page's base is always the root page of
+    /// one of its lineage children (lineage links change only when the parent itself is dropped),
+    /// so the lineage parent's is the only root page that can depend on it. O(log index).
+    func rebaseRootDependant(of dropped: HistoryEntry, _ trees: HistoryTrees) throws {
+        guard dropped.lineageParent != .none, treeReader.packs != nil || !packWork.pending.isEmpty,
+            let parent = try trees.entry(dropped.lineageParent, reader: self)
+        else { return }
+        try rebaseDependants(of: [dropped.rootPage], deadList: [parent.rootPage])
     }
 
     // MARK: - Writing a commit's packs

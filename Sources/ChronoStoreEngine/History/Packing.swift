@@ -39,13 +39,18 @@ extension WriteTransaction {
         var counters = packWork.counters
         guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots) || head.depth < counters.depth else { return }
         var newest = head
+        var newestChild = head
         for _ in 0..<packing.window {
             guard newest.lineageParent != .none, let parent = try trees.entry(newest.lineageParent, reader: self) else {
                 packWork.counters.depth = head.depth
                 return
             }
+            newestChild = newest
             newest = parent
         }
+        // The root one lineage step newer than the walk's newest: its root page is the base of
+        // the newest packed root page.
+        let successor = newestChild
         var chain: [HistoryEntry] = []
         var next: HistoryEntry? = newest
         while let root = next, root.root > counters.cursor, chain.count < Self.packWalkLimit {
@@ -61,21 +66,30 @@ extension WriteTransaction {
                 counters.depth = 0
                 break
             }
-            budget -= try pack(root)
+            budget -= try pack(root, successor: chainSuccessor(of: root, in: chain, newestChild: successor))
             counters.cursor = max(counters.cursor, root.root)
         }
         packWork.counters.cursor = counters.cursor
         packWork.counters.depth = counters.depth
     }
 
-    /// Packs one root's dead list and its root page. Returns how many pages it packed.
-    private func pack(_ root: HistoryEntry) throws -> Int {
+    /// The root one lineage step newer than `root` on the walk (`chain` is newest first).
+    private func chainSuccessor(of root: HistoryEntry, in chain: [HistoryEntry], newestChild: HistoryEntry) -> HistoryEntry {
+        guard let index = chain.firstIndex(where: { $0.root == root.root }), index > 0 else { return newestChild }
+        return chain[index - 1]
+    }
+
+    /// Packs one root's dead list and its root page (a delta against the root page of
+    /// `successor`, its lineage child on the head's path). Returns how many pages it packed.
+    private func pack(_ root: HistoryEntry, successor: HistoryEntry) throws -> Int {
         let dead = try deadList(of: root)
         guard !dead.isEmpty || root.deadListIsRootOwned else { return 0 }
         let bases = try BaseCandidates(try newList(of: root), reader: treeReader)
         var packed = 0
         for reference in dead where try packPage(reference, bases: bases) { packed += 1 }
-        if root.deadListIsRootOwned, root.newListIsRootOwned, try packRootPage(root.rootPage) { packed += 1 }
+        if root.deadListIsRootOwned, root.newListIsRootOwned, try packRootPage(root.rootPage, successor: successor.rootPage) {
+            packed += 1
+        }
         return packed
     }
 
@@ -108,13 +122,31 @@ extension WriteTransaction {
         return true
     }
 
-    /// Packs a root page whole: its record and lists are read through the pack afterwards.
-    private func packRootPage(_ reference: PageReference) throws -> Bool {
+    /// Packs a root page as a delta against the root page of its lineage child `successor`
+    /// (the child's introduced list is mostly this root's dead list's successors, and its dead
+    /// list this root's introduced list), or whole once `rootChainLimit` deltas would end at it.
+    /// Its record and lists are read through the pack afterwards. A successor that is dropped
+    /// while this root stays rewrites this entry as a keyframe first (`rebaseRootDependant`).
+    private func packRootPage(_ reference: PageReference, successor: PageReference) throws -> Bool {
         guard packWork.pending[reference] == nil else { return false }
-        if !packWork.tree.root.isNone, try packWork.tree.lookup(PackIndex.key(reference), reader: self) != nil { return false }
+        var run = packWork.runs[reference]
+        if run == nil, !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) {
+            switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
+            case .packed: return false
+            case .run(let count): run = count
+            case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
+            }
+        }
         let page = try treeReader.read(reference, kind: .root, cached: false)
-        let entry = makeEntry(page, base: nil)
+        let chain = run ?? 0
+        let base = chain + 1 <= packing.rootChainLimit && successor != reference
+            ? try treeReader.read(successor, kind: .root, cached: false) : nil
+        let entry = makeEntry(page, base: base)
         guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
+        if !entry.base.isNone {
+            packWork.runs[entry.base] = max(try runLength(of: entry.base), chain + 1)
+        }
+        packWork.runs[reference] = nil
         packWork.pending[reference] = entry
         allocator.released.append(reference.page)
         return true

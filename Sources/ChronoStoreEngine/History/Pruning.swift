@@ -235,6 +235,7 @@ extension WriteTransaction {
         } else {
             freed = try mergeIntoChild(entry, children[0], &trees)
         }
+        try rebaseRootDependant(of: entry, trees)
         for page in freed { try freeHistoryPage(page) }
         for page in try LoadedRoot(entry.rootPage, reader: self).metadataPages(reader: self) {
             try freeHistoryPage(page)
