@@ -134,10 +134,24 @@ private struct DeltaEncoder {
     var stretchResyncs: Bool?
     /// Where that stretch lines up again, when it does.
     var resyncPosition = 0
+    /// What earlier probes for a resync learned, valid while the alignment stays `probedShift`:
+    /// every position up to `probedThrough` was probed, and `probedResync` is the first that
+    /// lines up after the last miss (nil: none up to `probedThrough`). Stretches then never probe
+    /// the same bytes twice, so a page of many short stretches (a root page's lists) costs
+    /// O(page) in probes rather than O(page × window).
+    var probedShift = Int.min
+    var probedThrough = -1
+    var probedResync: Int?
+    /// Positions resync probes may still examine in this page. A page of many short stretches
+    /// at changing alignments (a root page's sorted lists, where entries of the base reappear
+    /// between new ones) would probe most of a window per stretch; once the budget is spent the
+    /// search uses hash candidates, which find such entries directly.
+    var probeBudget: Int
 
     init(target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) {
         self.target = target
         self.base = base
+        self.probeBudget = target.count / 2
     }
 
     mutating func run() -> [UInt8] {
@@ -210,9 +224,26 @@ private struct DeltaEncoder {
     private mutating func resyncsSoon(weakMatch: Candidate?) -> Bool {
         if let weakMatch, weakMatch.byteCount >= PageDelta.resyncByteCount { return false }
         if let known = stretchResyncs { return known }
-        var found = false
+        guard probeBudget > 0 else {
+            stretchResyncs = false
+            return false
+        }
         let end = min(position + PageDelta.resyncWindow, target.count - PageDelta.resyncByteCount, base.count - PageDelta.resyncByteCount - lastShift)
         var probe = position + 1
+        if probedShift == lastShift {
+            if let known = probedResync, known > position {
+                resyncPosition = known
+                stretchResyncs = known <= end
+                return known <= end
+            }
+            probe = max(probe, probedThrough + 1)
+        } else {
+            probedShift = lastShift
+            probedThrough = -1
+            probedResync = nil
+        }
+        let start = probe
+        var found = false
         while probe <= end {
             if probe + lastShift >= 0, target[probe] == base[probe + lastShift],
                 Self.matchLength(target, probe, base, probe + lastShift, limit: PageDelta.resyncByteCount) == PageDelta.resyncByteCount,
@@ -224,6 +255,9 @@ private struct DeltaEncoder {
             }
             probe += 1
         }
+        probeBudget -= max(min(probe, end) - start + 1, 1)
+        probedThrough = max(probedThrough, min(probe, end))
+        probedResync = found ? probe : nil
         stretchResyncs = found
         return found
     }

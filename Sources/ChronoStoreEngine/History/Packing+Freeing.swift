@@ -122,6 +122,7 @@ extension WriteTransaction {
             }
         }
         packWork.pending = [:]
+        packWork.pendingBytes = 0
         packWork.runs = [:]
         packWork.lost = [:]
         // Nothing packed is left: chain lengths mean nothing without packed versions.

@@ -54,8 +54,11 @@ public final class HistoryLogModel<Entry: Codable & Sendable> {
     /// until the calling task is cancelled or the store closes. Call it from a view's `.task`.
     public func follow() async {
         do {
+            // Subscribe before the first reload: a change committed between the two is then
+            // delivered (and reloads again) instead of being missed.
+            let changes = log.datastore.changes()
             try await reload()
-            for try await change in log.datastore.changes() where change.identifier.first == log.name {
+            for try await change in changes where change.identifier.first == log.name {
                 _ = change
                 try await reload()
             }
