@@ -1,30 +1,55 @@
-// Compaction of packed history: pack pages in the file's tail are copied onto low free pages.
+// Compaction of packed history: sparse pack pages are rewritten densely, and the other pack pages
+// in the file's tail are copied onto low free pages.
 
 extension WriteTransaction {
-    /// Copies every pack page at or beyond `threshold` onto a page `takeFreePage` gives (the
-    /// lowest free pages, once compaction loaded them), re-points the index entries and the
-    /// directory at the copy, and frees the old page, so the tail can be cut. Returns how many
-    /// pack pages moved. O(packed pages) for the scan of the index.
+    /// Rewrites the live entries of pack pages at most half full (entries whose root was dropped
+    /// in the middle of history leave holes) into new, dense pack pages, when that takes fewer
+    /// pages; copies every other pack page at or beyond `threshold` onto a page `takeFreePage`
+    /// gives (the lowest free pages, once compaction loaded them), re-points the index entries and
+    /// the directory at the copy, and frees the old page, so the tail can be cut. Returns how many
+    /// pack pages moved or were rewritten. O(packed pages) for the scan of the index.
     func relocatePackPages(threshold: UInt64) throws -> Int {
         guard !packWork.tree.root.isNone else { return 0 }
         var moving: [PageID: (birth: TransactionID, entries: UInt64, bytes: UInt64)] = [:]
+        var sparse: [PageID: UInt64] = [:]
         var pointers: [(key: [UInt8], reference: PageReference, packPage: PageReference, offset: Int)] = []
-        let lower = KeyBound(PackIndex.directoryKey(PageID(threshold)), inclusive: true)
-        try packWork.tree.scan(KeyRange(lower: lower), reverse: false, reader: self) { key, value in
+        var repacked: [PageReference] = []
+        let capacity = UInt64(pageSize - PackPage.entriesOffset)
+        try packWork.tree.scan(KeyRange(lower: KeyBound(PackIndex.directoryKey(PageID(0)), inclusive: true)), reverse: false, reader: self) {
+            key, value in
             guard let page = PackIndex.packPage(ofDirectoryKey: key),
                 case .directory(let birth, let entries, let bytes) = try PackIndex.decode(value, page: packWork.tree.root.page)
             else { return true }
-            moving[page] = (birth, entries, bytes)
+            if bytes * 2 <= capacity { sparse[page] = bytes }
+            if page.rawValue >= threshold { moving[page] = (birth, entries, bytes) }
             return true
         }
-        guard !moving.isEmpty else { return 0 }
+        // Pages at most half full are rewritten densely when that saves a page; the rest of the
+        // tail is copied as it is.
+        let sparseBytes = sparse.values.reduce(0, +)
+        if UInt64(sparse.count) > (sparseBytes + capacity * 9 / 10 - 1) / (capacity * 9 / 10) {
+            for page in sparse.keys { moving[page] = nil }
+        } else {
+            sparse = [:]
+        }
+        guard !moving.isEmpty || !sparse.isEmpty else { return 0 }
         try packWork.tree.scan(.all, reverse: false, reader: self) { key, value in
             guard let reference = PackIndex.reference(of: key),
-                case .packed(let packPage, let offset) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
-                moving[packPage.page] != nil
+                case .packed(let packPage, let offset) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
             else { return true }
-            pointers.append((Array(key), reference, packPage, offset))
+            if moving[packPage.page] != nil { pointers.append((Array(key), reference, packPage, offset)) }
+            if sparse[packPage.page] != nil { repacked.append(reference) }
             return true
+        }
+        // Entries of sparse pages go through the commit's pending entries: written densely into
+        // new pack pages at commit, and their old pages freed once the last entry left them.
+        for reference in repacked {
+            guard let found = try treeReader.packs?.entry(reference) else {
+                throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
+            }
+            packWork.pending[reference] = found.entry
+            packWork.repacked.insert(reference)
+            loseEntry(in: found.packPage.page, byteCount: found.byteCount)
         }
         var copies: [PageID: PageID] = [:]
         for (old, info) in moving.sorted(by: { $0.key < $1.key }) {
@@ -45,6 +70,6 @@ extension WriteTransaction {
         }
         packWork.relocated.merge(copies) { _, new in new }
         packWork.counters.index = packWork.tree.root
-        return moving.count
+        return moving.count + sparse.count
     }
 }

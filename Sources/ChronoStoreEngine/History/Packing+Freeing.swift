@@ -6,7 +6,12 @@ extension WriteTransaction {
     /// Frees a page of the user-visible trees that no retained root reaches: its slot, or its
     /// pack entry when packing moved it (the slot went back when it was packed). O(log index).
     func freeHistoryPage(_ reference: PageReference) throws {
-        if packWork.pending.removeValue(forKey: reference) != nil { return }
+        if packWork.pending.removeValue(forKey: reference) != nil {
+            // An entry compaction is rewriting still has its old index value (its old page
+            // already lost it).
+            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(PackIndex.key(reference), editor: self) }
+            return
+        }
         packWork.runs[reference] = nil
         guard !packWork.tree.root.isNone else {
             allocator.released.append(reference.page)
@@ -31,7 +36,7 @@ extension WriteTransaction {
         }
     }
 
-    private func loseEntry(in recordedPage: PageID, byteCount: Int) {
+    func loseEntry(in recordedPage: PageID, byteCount: Int) {
         let packPage = packWork.relocated[recordedPage] ?? recordedPage
         var lost = packWork.lost[packPage] ?? (0, 0)
         lost.entries += 1
@@ -41,14 +46,23 @@ extension WriteTransaction {
         packWork.counters.packedBytes -= min(packWork.counters.packedBytes, UInt64(byteCount))
     }
 
-    /// Before pruning frees `freed` (pages of the dropped root's new list), rewrites as keyframes
-    /// the packed pages of its dead list whose delta is against one of them: a base is born in
-    /// the root whose dead list holds its dependants, and merging keeps the two together, so
-    /// these are all of them. O(|dead list|) index lookups.
-    func rebaseDependants(of freed: [PageReference], deadList dead: [PageReference]) throws {
+    /// Before pruning frees `freed` (pages of the dropped root's new list), rewrites the packed
+    /// pages of its dead list whose delta is against one of them: a base is born in the root
+    /// whose dead list holds its dependants, and merging keeps the two together, so these are
+    /// all of them. Each becomes a keyframe; one packed in this very commit goes back to its slot
+    /// instead (its bytes are still there); one too large for a pack page whole becomes a delta
+    /// against the page of `replacements` (the merged child's new list, born in the root whose
+    /// dead list it joins) that took over its keys. Returns false, changing nothing, when some
+    /// dependant fits none of these (a nearly full page of incompressible bytes with no
+    /// replacement): the caller keeps the root for now. O(|dead list|) index lookups.
+    func rebaseDependants(of freed: [PageReference], deadList dead: [PageReference], replacements: [PageReference] = []) throws -> Bool {
         let packs = treeReader.packs
-        guard !freed.isEmpty, !dead.isEmpty, packs != nil || !packWork.pending.isEmpty else { return }
+        guard !freed.isEmpty, !dead.isEmpty, packs != nil || !packWork.pending.isEmpty else { return true }
         let freedSet = Set(freed)
+        let capacity = pageSize - PackPage.entriesOffset
+        var candidates: BaseCandidates?
+        var rewrites: [(reference: PageReference, entry: PackEntry)] = []
+        var unpacked: [(reference: PageReference, released: Int)] = []
         for reference in dead {
             let base: PageReference
             if let pending = packWork.pending[reference] {
@@ -62,25 +76,64 @@ extension WriteTransaction {
                 base = found.entry.base
             }
             guard !base.isNone, freedSet.contains(base) else { continue }
-            let keyframe = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
+            if packWork.pending[reference] != nil, !packWork.repacked.contains(reference),
+                let released = allocator.released.lastIndex(of: reference.page)
+            {
+                unpacked.append((reference, released))
+                continue
+            }
+            let page = try treeReader.read(reference, kind: nil, cached: false)
+            var entry = PackEntry.keyframe(of: page)
+            if entry.encodedByteCount(birth: reference.birth) > capacity, !replacements.isEmpty {
+                if candidates == nil { candidates = try BaseCandidates(replacements, reader: treeReader) }
+                if let replacement = candidates?.base(for: page), !freedSet.contains(replacement.reference),
+                    try !isPacked(replacement.reference)
+                {
+                    entry = makeEntry(page, base: replacement)
+                }
+            }
+            guard entry.encodedByteCount(birth: reference.birth) <= capacity else { return false }
+            rewrites.append((reference, entry))
+        }
+        for (reference, released) in unpacked.sorted(by: { $0.released > $1.released }) {
+            // Packed in this commit: the slot was never given back, so the page simply stays.
+            allocator.released.remove(at: released)
+            packWork.pending[reference] = nil
+            // Its own chain length went with the entry: count it as long as allowed.
+            packWork.runs[reference] = max(packing.leafChainLimit, packing.branchChainLimit, packing.rootChainLimit)
+        }
+        for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
-                // The old entry goes; the page stays packed, now whole.
+                // The old entry goes; the page stays packed, now whole or against its replacement.
                 _ = try packWork.tree.remove(PackIndex.key(reference), editor: self)
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
-            packWork.pending[reference] = keyframe
+            if !entry.base.isNone {
+                packWork.runs[entry.base] = max(try runLength(of: entry.base), max(packing.leafChainLimit, packing.branchChainLimit))
+            }
+            packWork.pending[reference] = entry
         }
+        return true
+    }
+
+    /// Whether `reference` is packed (in this commit or before): a chain through it is bounded
+    /// only by its own entry, so nothing new is rebased onto it.
+    private func isPacked(_ reference: PageReference) throws -> Bool {
+        if packWork.pending[reference] != nil { return true }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) else { return false }
+        if case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) { return true }
+        return false
     }
 
     /// Before pruning frees `dropped`'s root page, rewrites its lineage parent's packed root page
     /// as a keyframe when it is a delta against it. A root page's base is always the root page of
     /// one of its lineage children (lineage links change only when the parent itself is dropped),
     /// so the lineage parent's is the only root page that can depend on it. O(log index).
-    func rebaseRootDependant(of dropped: HistoryEntry, _ trees: HistoryTrees) throws {
+    func rebaseRootDependant(of dropped: HistoryEntry, _ trees: HistoryTrees) throws -> Bool {
         guard dropped.lineageParent != .none, treeReader.packs != nil || !packWork.pending.isEmpty,
             let parent = try trees.entry(dropped.lineageParent, reader: self)
-        else { return }
-        try rebaseDependants(of: [dropped.rootPage], deadList: [parent.rootPage])
+        else { return true }
+        return try rebaseDependants(of: [dropped.rootPage], deadList: [parent.rootPage])
     }
 
     // MARK: - Writing a commit's packs
@@ -123,6 +176,7 @@ extension WriteTransaction {
         }
         packWork.pending = [:]
         packWork.pendingBytes = 0
+        packWork.repacked = []
         packWork.runs = [:]
         packWork.lost = [:]
         // Nothing packed is left: chain lengths mean nothing without packed versions.

@@ -13,6 +13,9 @@ struct PackWork {
     var runs: [PageReference: Int] = [:]
     /// Live entries and bytes each existing pack page loses.
     var lost: [PageID: (entries: UInt64, bytes: UInt64)] = [:]
+    /// Packed pages whose entries compaction moved into `pending` (their index values still
+    /// name the old pack page until commit).
+    var repacked: Set<PageReference> = []
     /// Pack pages compaction copied in this transaction: old page → copy.
     var relocated: [PageID: PageID] = [:]
 
@@ -214,7 +217,7 @@ extension WriteTransaction {
         return true
     }
 
-    private func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {
+    func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {
         guard let base else { return PackEntry.keyframe(of: page) }
         let checksum: UInt32 = page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset)
         let delta = PageDelta.encode(PackBlanking.blanked(page), base: PackBlanking.blanked(base))
@@ -227,7 +230,7 @@ extension WriteTransaction {
     }
 
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
-    private func runLength(of reference: PageReference) throws -> Int {
+    func runLength(of reference: PageReference) throws -> Int {
         if let run = packWork.runs[reference] { return run }
         guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
             case .run(let count) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)

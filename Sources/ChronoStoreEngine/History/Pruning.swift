@@ -205,19 +205,24 @@ extension WriteTransaction {
         return dropped
     }
 
-    /// Drops one root. Returns false (and changes nothing) for a root with several lineage
-    /// children: a fork point stays until all but one of its branches are gone, because pages it
-    /// shares with several branches cannot be given to any one of them.
+    /// Drops one root. Returns false (and changes nothing but, possibly, packed entries rewritten
+    /// whole) for a root with several lineage children: a fork point stays until all but one of
+    /// its branches are gone, because pages it shares with several branches cannot be given to any
+    /// one of them; and, rarely, for a root whose new pages are the bases of packed pages that fit
+    /// a pack page neither whole nor against a replacement (see `rebaseDependants`).
     func pruneRoot(_ entry: HistoryEntry, _ trees: inout HistoryTrees) throws -> Bool {
         let children = try trees.lineageChildren(of: entry.root, reader: self)
         guard children.count <= 1 else { return false }
+        // Packed pages whose bases go with this root are rewritten first; in the rare case one
+        // cannot be (see `rebaseDependants`), the root stays until a later prune.
+        guard try rebaseRootDependant(of: entry, trees) else { return false }
         var freed: [PageReference] = []
         if children.isEmpty {
             freed = entry.lineageParent == .none ? try allTreePages(of: entry) : try newList(of: entry)
-            // The parent lost a branch: a fork point it may have been is prunable now.
             if entry.lineageParent != .none {
+                guard try rebaseDependants(of: freed, deadList: try deadList(of: entry)) else { return false }
+                // The parent lost a branch: a fork point it may have been is prunable now.
                 rootsToRevisit.insert(entry.lineageParent)
-                try rebaseDependants(of: freed, deadList: try deadList(of: entry))
             }
         } else if entry.lineageParent == .none {
             guard var child = try trees.entry(children[0], reader: self) else {
@@ -233,9 +238,9 @@ extension WriteTransaction {
             try trees.relink(child: child.root, from: entry.root, to: .none, editor: self)
             try trees.setEntry(child, editor: self)
         } else {
-            freed = try mergeIntoChild(entry, children[0], &trees)
+            guard let merged = try mergeIntoChild(entry, children[0], &trees) else { return false }
+            freed = merged
         }
-        try rebaseRootDependant(of: entry, trees)
         for page in freed { try freeHistoryPage(page) }
         for page in try LoadedRoot(entry.rootPage, reader: self).metadataPages(reader: self) {
             try freeHistoryPage(page)
@@ -249,7 +254,7 @@ extension WriteTransaction {
     /// and merges the dropped root's lists into the child's.
     private func mergeIntoChild(
         _ entry: HistoryEntry, _ childID: TransactionID, _ trees: inout HistoryTrees
-    ) throws -> [PageReference] {
+    ) throws -> [PageReference]? {
         guard var child = try trees.entry(childID, reader: self) else {
             throw StoreError.malformedPage(page: trees.lineage.root.page, reason: "lineage names a missing root \(childID.rawValue)")
         }
@@ -259,7 +264,7 @@ extension WriteTransaction {
         let childDeadSet = Set(childDead)
         // Born after the parent and killed on the way to the child: nothing retained reaches them.
         let freed = droppedNew.filter { childDeadSet.contains($0) }
-        try rebaseDependants(of: freed, deadList: try deadList(of: entry))
+        guard try rebaseDependants(of: freed, deadList: try deadList(of: entry), replacements: try newList(of: child)) else { return nil }
         // The child's lists become relative to the dropped root's parent.
         let mergedDead = try deadList(of: entry) + childDead.filter { !droppedNewSet.contains($0) }
         let mergedNew = try newList(of: child) + droppedNew.filter { !childDeadSet.contains($0) }
