@@ -198,6 +198,11 @@ extension WriteTransaction {
             return (reference, bytes)
         }
         encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }
+        // Every path that adds an entry checks its size; this keeps a missed check from writing
+        // past a pack page (the commit fails instead, writing nothing).
+        if let (reference, bytes) = encoded.first, bytes.count > capacity {
+            throw StoreError.malformedPage(page: reference.page, reason: "its pack entry (\(bytes.count) bytes) exceeds a pack page")
+        }
         var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
         for (reference, bytes) in encoded {
             let index = pages.firstIndex { $0.buffer.count + bytes.count <= capacity } ?? {
