@@ -20,6 +20,9 @@ package final class PageCache: @unchecked Sendable {
         generationCapacity = max(8, pageCapacity / 2)
     }
 
+    /// Pages the cache holds at most.
+    package var pageCapacity: Int { generationCapacity * 2 }
+
     /// The cached copy of `reference`, if it is cached with that birth.
     package func page(_ reference: PageReference) -> PageBuffer? {
         lock.withLock {

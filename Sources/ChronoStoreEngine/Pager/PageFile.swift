@@ -7,8 +7,11 @@ package final class PageFile: @unchecked Sendable {
     package let file: any StoreFile
     package let pageSize: Int
     package let cache: PageCache
-    /// Old page versions rebuilt from packed history, by (page, birth).
-    package let rebuiltCache = PageCache(pageCapacity: 4096)
+    /// Old page versions rebuilt from packed history, by (page, birth). As large as the page
+    /// cache's budget and at least 4,096 pages: rebuilding a cold page applies up to a chain of
+    /// deltas, so readers of old roots of a large store (100,000 records: 7,000 leaves) must not
+    /// evict each other's pages (filled only by such readers).
+    package let rebuiltCache: PageCache
     private let sizeLock = Lock()
     /// A length the file is known to have reached (guarded by `sizeLock`).
     private var knownByteCount: UInt64 = 0
@@ -24,6 +27,7 @@ package final class PageFile: @unchecked Sendable {
         self.file = file
         self.pageSize = pageSize
         self.cache = cache
+        rebuiltCache = PageCache(pageCapacity: max(4096, cache.pageCapacity))
         mappableFile = mapsFile ? file as? PosixFile : nil
     }
 
