@@ -133,6 +133,7 @@ extension WriteTransaction {
         encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }
         var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
         for (reference, bytes) in encoded {
+            precondition(bytes.count <= capacity, "a pack entry larger than a pack page")
             let index = pages.firstIndex { $0.buffer.count + bytes.count <= capacity } ?? {
                 pages.append(([], []))
                 return pages.count - 1
