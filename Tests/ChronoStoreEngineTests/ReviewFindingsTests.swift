@@ -15,8 +15,11 @@ private func isSound(_ store: Store) throws -> Bool {
 /// `a` and `b` on key "k" of collection "c".
 private func storeReadyToCompact(_ path: String) throws -> (store: Store, a: TransactionID, b: TransactionID) {
     let store = try Store.create(at: path, options: StoreOptions(retention: .limitless))
+    // The dropped collection is half again as large as the kept one, so that its free pages hold
+    // a rewrite of the kept one even while a reader pins the head's pages (with leaves about 80 %
+    // full, equal sizes left too little room and compaction rightly moved nothing).
     try store.write { transaction in
-        for index in 0..<300 { try transaction.put(bytes("low\(index)"), [UInt8](repeating: 1, count: 600), in: "low") }
+        for index in 0..<450 { try transaction.put(bytes("low\(index)"), [UInt8](repeating: 1, count: 600), in: "low") }
     }
     try store.write { transaction in
         for index in 0..<300 { try transaction.put(bytes("high\(index)"), [UInt8](repeating: 2, count: 600), in: "high") }

@@ -1,10 +1,13 @@
-// Inserting and replacing entries: copy the path to the leaf, split nodes that overflow.
+// Inserting and replacing entries: copy the path to the leaf, balance or split nodes that overflow.
 
 extension BTree {
     private struct InsertResult {
         var reference: PageReference
         var split: (separator: [UInt8], right: PageReference)?
         var previous: LeafValue?
+        /// A leaf the insert left larger than a page, and where the entry went: the parent
+        /// balances it with a neighbour or splits it (see ``settle(_:at:childIndex:child:split:overflow:previous:editor:)``).
+        var overflow: (leaf: LeafNode, insertedAt: Int)?
     }
 
     /// Stores `value` under `key`, replacing any value there.
@@ -17,8 +20,12 @@ extension BTree {
             root = PageReference(page: page, birth: editor.transaction)
             return nil
         }
-        let result = try key.withUnsafeBytes { try insert(key, $0, value, into: root, depth: 0, editor: editor) }
+        var result = try key.withUnsafeBytes { try insert(key, $0, value, into: root, depth: 0, editor: editor) }
         root = result.reference
+        if let overflow = result.overflow {
+            // A root leaf has no neighbour: it splits.
+            result.split = try splitLeaf(overflow.leaf, insertedAt: overflow.insertedAt, editor: editor)
+        }
         if let split = result.split {
             let branch = BranchNode(keys: [split.separator], children: [result.reference, split.right])
             let page = try editor.allocatePage(owner: owner)
@@ -122,7 +129,7 @@ extension BTree {
         let childIndex = Self.childIndex(in: branch, for: keyBytes)
         let child = try insert(key, keyBytes, value, into: branch.children[childIndex], depth: depth + 1, editor: editor)
         return try settle(branch, at: reference, childIndex: childIndex, child: child.reference, split: child.split,
-            previous: child.previous, editor: editor)
+            overflow: child.overflow, previous: child.previous, editor: editor)
     }
 
     /// Inserts below a branch still in page form (committed, or this transaction's byte copy,
@@ -134,7 +141,7 @@ extension BTree {
     ) throws -> InsertResult {
         let childIndex = view.childIndex(for: keyBytes)
         let child = try insert(key, keyBytes, value, into: view.child(at: childIndex), depth: depth + 1, editor: editor)
-        guard let split = child.split else {
+        guard child.split != nil || child.overflow != nil else {
             let edited = try replaceChildOnBytes(
                 view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
             return InsertResult(reference: edited, previous: child.previous)
@@ -143,12 +150,12 @@ extension BTree {
         guard case .branch(let branch) = content else {
             throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
         }
-        return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: split,
-            previous: child.previous, editor: editor)
+        return try settle(branch, at: newReference, childIndex: childIndex, child: child.reference, split: child.split,
+            overflow: child.overflow, previous: child.previous, editor: editor)
     }
 
-    /// Puts `value` under `key` in a decoded leaf of this transaction, splitting it when it
-    /// overflows.
+    /// Puts `value` under `key` in a decoded leaf of this transaction; a leaf that no longer fits
+    /// its page is handed up as the result's `overflow`, for the parent to balance or split.
     private func insert(
         _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, intoLeaf leaf: LeafNode,
         at reference: PageReference, editor: some TreeEditing
@@ -162,21 +169,36 @@ extension BTree {
             leaf.insert(key: key, value: value, at: index)
         }
         guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: reference, previous: previous) }
+        return InsertResult(reference: reference, previous: previous, overflow: (leaf, index))
+    }
+
+    /// Splits an over-full leaf of this transaction (entry `index` just inserted or replaced): its
+    /// upper part moves to a new page.
+    /// - Returns: the separator (the new page's first key) and the new page.
+    private func splitLeaf(
+        _ leaf: LeafNode, insertedAt index: Int, editor: some TreeEditing
+    ) throws -> (separator: [UInt8], right: PageReference) {
         let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
         let page = try editor.allocatePage(owner: owner)
         editor.setDirty(page, .leaf(right))
-        return InsertResult(
-            reference: reference, split: (right.keys[0], PageReference(page: page, birth: editor.transaction)),
-            previous: previous)
+        return (right.keys[0], PageReference(page: page, birth: editor.transaction))
     }
 
     /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
-    /// sibling of a split), splitting the branch in turn when it overflows.
+    /// sibling of a split; an over-full leaf child is first balanced with a neighbour, else
+    /// split), splitting the branch in turn when it overflows.
     private func settle(
         _ branch: BranchNode, at reference: PageReference, childIndex: Int, child: PageReference,
-        split: (separator: [UInt8], right: PageReference)?, previous: LeafValue?, editor: some TreeEditing
+        split: (separator: [UInt8], right: PageReference)?, overflow: (leaf: LeafNode, insertedAt: Int)?,
+        previous: LeafValue?, editor: some TreeEditing
     ) throws -> InsertResult {
         branch.children[childIndex] = child
+        var split = split
+        if let overflow,
+            try !balanceLeaf(overflow.leaf, insertedAt: overflow.insertedAt, in: branch, childIndex: childIndex, editor: editor)
+        {
+            split = try splitLeaf(overflow.leaf, insertedAt: overflow.insertedAt, editor: editor)
+        }
         if let split {
             branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
         }

@@ -46,7 +46,7 @@ extension BTree {
     /// it was copied from a committed page.
     private static let laidOutByEdit: UInt8 = 0x80
 
-    private static func markLaidOut(_ buffer: PageBuffer, edits: UInt8) {
+    static func markLaidOut(_ buffer: PageBuffer, edits: UInt8) {
         buffer.bytes.storeLittleEndian(laidOutByEdit | edits, at: PageHeader.flagsOffset)
     }
 

@@ -67,6 +67,43 @@ final class LeafNode {
         return right
     }
 
+    /// Moves entries from `index` on to the front of `right`, whose keys all sort after them.
+    func moveTail(from index: Int, toFrontOf right: LeafNode) {
+        let moved = movedByteCount(index..<keys.count)
+        right.keys.insert(contentsOf: keys[index...], at: 0)
+        right.values.insert(contentsOf: values[index...], at: 0)
+        right.byteCount += moved
+        keys.removeSubrange(index...)
+        values.removeSubrange(index...)
+        byteCount -= moved
+    }
+
+    /// Moves the first `count` entries to the end of `left`, whose keys all sort before them.
+    func moveHead(_ count: Int, toEndOf left: LeafNode) {
+        let moved = movedByteCount(0..<count)
+        left.keys.append(contentsOf: keys[..<count])
+        left.values.append(contentsOf: values[..<count])
+        left.byteCount += moved
+        keys.removeSubrange(..<count)
+        values.removeSubrange(..<count)
+        byteCount -= moved
+    }
+
+    /// Drops every entry outside `range` (their copies went to other leaves).
+    func keepOnly(_ range: Range<Int>) {
+        byteCount -= movedByteCount(range.upperBound..<keys.count) + movedByteCount(0..<range.lowerBound)
+        keys.removeSubrange(range.upperBound...)
+        values.removeSubrange(range.upperBound...)
+        keys.removeSubrange(..<range.lowerBound)
+        values.removeSubrange(..<range.lowerBound)
+    }
+
+    private func movedByteCount(_ range: Range<Int>) -> Int {
+        var total = 0
+        for index in range { total += NodeLayout.leafEntryByteCount(key: keys[index], value: values[index]) }
+        return total
+    }
+
     /// Appends every entry of `right`, whose keys all sort after this leaf's.
     func absorb(_ right: LeafNode) {
         keys.append(contentsOf: right.keys)

@@ -56,7 +56,7 @@ extension NodeLayout {
     /// Zeroes what an edit into a buffer made with `PageBuffer(uninitializedPageSize:)` did not
     /// write: the header (sealed later) and everything after the last entry (the checksum
     /// covers it, and it must be zero).
-    private static func zeroHeaderAndTail(_ bytes: UnsafeMutableRawBufferPointer, from cursor: Int) {
+    static func zeroHeaderAndTail(_ bytes: UnsafeMutableRawBufferPointer, from cursor: Int) {
         bytes.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: PageHeader.byteCount)
         (bytes.baseAddress! + cursor).initializeMemory(as: UInt8.self, repeating: 0, count: bytes.count - cursor)
     }
