@@ -205,7 +205,6 @@ extension WriteTransaction {
         }
         var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
         for (reference, bytes) in encoded {
-            precondition(bytes.count <= capacity, "a pack entry larger than a pack page")
             let index = pages.firstIndex { $0.buffer.count + bytes.count <= capacity } ?? {
                 pages.append(([], []))
                 return pages.count - 1

@@ -166,12 +166,9 @@ extension WriteTransaction {
         let chain = run ?? 0
         let base = chain + 1 <= chainLimit ? bases.base(for: page) : nil
         let entry = makeEntry(page, base: base)
-        let capacity = pageSize - PackPage.entriesOffset
-        guard entry.encodedByteCount(birth: reference.birth) <= capacity else { return false }
-        // A delta's page must fit whole too: when its base is freed first, `rebaseDependants`
-        // stores it as a keyframe (a nearly full leaf does not fit; it stays a page).
-        guard entry.base.isNone || PackEntry.keyframe(of: page).encodedByteCount(birth: reference.birth) <= capacity
-        else { return false }
+        // A delta whose page would not fit a pack page whole is still packed: if its base is
+        // freed first, `rebaseDependants` rebases it onto the page that took over its keys.
+        guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
         if !entry.base.isNone {
             packWork.runs[entry.base] = max(try runLength(of: entry.base), chain + 1)
         }

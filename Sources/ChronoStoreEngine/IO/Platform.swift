@@ -11,6 +11,11 @@
 
 /// Thin, retrying wrappers over POSIX calls. Every syscall made by the engine goes through here.
 enum Platform {
+    /// Blocks the calling thread for about `microseconds` (a short wait between polls).
+    static func pause(microseconds: UInt32) {
+        _ = usleep(microseconds)
+    }
+
     /// The calling thread's `errno`.
     static var lastError: Int32 { errno }
 

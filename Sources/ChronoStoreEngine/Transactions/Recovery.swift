@@ -37,12 +37,15 @@ enum Recovery {
     /// the states it reads, so a state the header named when it was read can be freed and its
     /// pages reused before the checks read them. That takes at least one newer header slot, or
     /// the sync of the newest slot (skipped while its sync may be unfinished) having finished, so
-    /// a failure after either is retried; any other failure stands.
+    /// a failure after either is retried. The synced sequence comes from this name's lock file;
+    /// a writer through another name of the same file (a hard link) reports its syncs in its own
+    /// lock file, so a failure is also retried once the header changes within `patience` (that
+    /// writer's next slot); a failure with a header that stays as it was stands.
     static func recoverWhileOthersWrite(
-        _ pageFile: PageFile, path: String, syncedSequence: () -> UInt64
+        _ pageFile: PageFile, path: String, patience: Duration = .seconds(2), syncedSequence: () -> UInt64
     ) throws -> Outcome {
         while true {
-            let newestBefore = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
+            let headerBefore = try readHeaderSlots(pageFile).map(\.slot)
             let syncedBefore = syncedSequence()
             do {
                 return try recover(pageFile, path: path, syncedSequence: syncedBefore, holdsWriter: false)
@@ -50,8 +53,12 @@ enum Recovery {
                 // Retry while the writer moves on: a newer slot, or the newest slot's sync having
                 // finished (it was skipped as possibly unfinished, and the older state it built on
                 // may be reused as soon as it is synced).
-                let newestAfter = try readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
-                guard newestAfter > newestBefore || syncedSequence() > syncedBefore else { throw error }
+                let clock = ContinuousClock()
+                let deadline = clock.now.advanced(by: patience)
+                while try readHeaderSlots(pageFile).map(\.slot) == headerBefore, syncedSequence() <= syncedBefore {
+                    guard clock.now < deadline else { throw error }
+                    Platform.pause(microseconds: 1_000)
+                }
                 pageFile.forgetByteCount()
             }
         }
