@@ -147,23 +147,27 @@ extension WriteTransaction {
         return packed
     }
 
+    /// The chain of deltas ending at hot page `reference` (0 when none), or nil when it is packed
+    /// already (in this commit or before).
+    private func chainToPack(_ reference: PageReference) throws -> Int? {
+        guard packWork.pending[reference] == nil else { return nil }
+        if let run = packWork.runs[reference] { return run }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) else { return 0 }
+        switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
+        case .packed: return nil
+        case .run(let count): return count
+        case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
+        }
+    }
+
     /// Packs one hot page as a delta against its replacement (or whole), unless it is already
     /// packed or is not a tree page.
     private func packPage(_ reference: PageReference, bases: BaseCandidates) throws -> Bool {
-        guard packWork.pending[reference] == nil else { return false }
-        var run = packWork.runs[reference]
-        if run == nil, !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) {
-            switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
-            case .packed: return false
-            case .run(let count): run = count
-            case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
-            }
-        }
+        guard let chain = try chainToPack(reference) else { return false }
         let page = try treeReader.read(reference, kind: nil, cached: false)
         let isLeaf = page.kindByte == PageKind.leaf.rawValue
         guard isLeaf || page.kindByte == PageKind.branch.rawValue else { return false }
         let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
-        let chain = run ?? 0
         let base = chain + 1 <= chainLimit ? bases.base(for: page) : nil
         let entry = makeEntry(page, base: base)
         // A delta whose page would not fit a pack page whole is still packed: if its base is
@@ -192,17 +196,8 @@ extension WriteTransaction {
     /// Its record and lists are read through the pack afterwards. A successor that is dropped
     /// while this root stays rewrites this entry as a keyframe first (`rebaseRootDependant`).
     private func packRootPage(_ reference: PageReference, successor: PageReference) throws -> Bool {
-        guard packWork.pending[reference] == nil else { return false }
-        var run = packWork.runs[reference]
-        if run == nil, !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) {
-            switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
-            case .packed: return false
-            case .run(let count): run = count
-            case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
-            }
-        }
+        guard let chain = try chainToPack(reference) else { return false }
         let page = try treeReader.read(reference, kind: .root, cached: false)
-        let chain = run ?? 0
         let listEntries = page.readOnly.loadLittleEndian(at: RootRecord.invalidatedOffset, as: UInt64.self)
             &+ page.readOnly.loadLittleEndian(at: RootRecord.introducedOffset, as: UInt64.self)
         let base = chain + 1 <= packing.rootChainLimit && successor != reference && listEntries <= Self.rootDeltaListLimit
