@@ -65,7 +65,10 @@ extension WriteTransaction {
         var budget = packing.pageBudget
         counters = packWork.counters
         counters.depth = newest.depth
-        // Before each root: what to restore if the walk ends before it (see `rootsToKeep`).
+        // Before each root: what to restore if the walk ends before it (see `rootsToKeep`). Only
+        // a walk of about a batch is trimmed: a backlog (after an upgrade, or packing turned back
+        // on) would copy its growing pending entries at every root.
+        let trims = chain.count <= packing.batchRoots + 2 * packing.window
         var before: [(work: PackWork, released: Int)] = []
         var rootBytes: [Int] = []
         let bytesBefore = packWork.pending.reduce(0) { $0 + $1.value.encodedByteCount(birth: $1.key.birth) }
@@ -78,13 +81,13 @@ extension WriteTransaction {
                 break
             }
             let root = chain[index]
-            before.append((packWork, allocator.released.count))
+            if trims { before.append((packWork, allocator.released.count)) }
             let bytes = packWork.pendingBytes
             budget -= try pack(root, successor: index > 0 ? chain[index - 1] : successor)
             rootBytes.append(packWork.pendingBytes - bytes)
             counters.cursor = max(counters.cursor, root.root)
         }
-        if finished, !rootBytes.isEmpty {
+        if finished, trims, !rootBytes.isEmpty {
             let capacity = pageSize - PackPage.entriesOffset
             let kept = Self.rootsToKeep(pendingBefore: bytesBefore, rootBytes: rootBytes, capacity: capacity)
             if kept < rootBytes.count {

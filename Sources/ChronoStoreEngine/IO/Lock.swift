@@ -9,7 +9,8 @@
 
 /// A non-recursive mutex. `@unchecked Sendable`: the pthread mutex itself is the synchronization.
 package final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Also the mutex a ``ConditionLock`` waits with.
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     package init() {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -38,13 +39,10 @@ package final class Lock: @unchecked Sendable {
 /// holder, a waiter releases the mutex while it sleeps. `@unchecked Sendable`: the pthread mutex
 /// and condition are the synchronization.
 package final class ConditionLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let base = Lock()
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     package init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         pthread_cond_init(condition, nil)
@@ -52,24 +50,18 @@ package final class ConditionLock: @unchecked Sendable {
 
     deinit {
         pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
         condition.deallocate()
-        mutex.deallocate()
     }
 
-    package func lock() { pthread_mutex_lock(mutex) }
-    package func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { base.lock() }
+    package func unlock() { base.unlock() }
 
     /// Runs `body` while holding the mutex.
     @discardableResult
-    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result { try base.withLock(body) }
 
     /// With the mutex held: releases it until signalled (or woken spuriously), then holds it again.
-    package func wait() { pthread_cond_wait(condition, mutex) }
+    package func wait() { pthread_cond_wait(condition, base.mutex) }
     /// Wakes one waiter.
     package func signal() { pthread_cond_signal(condition) }
     /// Wakes every waiter.
