@@ -11,7 +11,7 @@ struct FileFormatSpecTests {
     /// Reads `path` through the spec reader, opens it with the engine, and compares everything
     /// both can see: contents of every retained root, history, time index, snapshots, state and
     /// its packed-history fields (which must also be what the pack index holds).
-    static func expectAgreement(_ path: String, pageSize: Int, version: UInt32 = 2) throws {
+    static func expectAgreement(_ path: String, pageSize: Int, version: UInt32 = FilePreamble.currentFormatVersion) throws {
         let spec = try SpecReader(path: path)
         let store = try Store.open(at: path)
         defer { try? store.close() }

@@ -5,7 +5,8 @@ import Foundation
 import Testing
 
 /// Fixtures/format-v1: written once by a version 1 library (`FormatFixture.write()` at that time);
-/// Fixtures/format-v2: written by `CHRONO_WRITE_FIXTURES=2 swift test --filter FormatCompatibility`.
+/// Fixtures/format-v2: written by `CHRONO_WRITE_FIXTURES=2 swift test --filter FormatCompatibility`
+/// with a version 2 library; Fixtures/format-v3 the same way with `CHRONO_WRITE_FIXTURES=3`.
 enum FormatFixture {
     static var directory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -53,16 +54,22 @@ enum FormatFixture {
     }
 }
 
-/// Fixtures/format-v2/packed.chrono: the version 1 fixture's history, then 40 edits with packing
-/// after every commit, so old roots read through pack pages, deltas and keyframes.
+/// Fixtures/format-v2/packed.chrono and format-v3/packed.chrono: the version 1 fixture's history,
+/// then 40 edits with packing after every commit, so old roots read through pack pages, deltas
+/// and keyframes. The version 2 file's pack index keys put the page number first, the version 3
+/// file's the birth.
 enum FormatFixtureV2 {
-    static var store: String {
-        URL(fileURLWithPath: FormatFixture.directory).deletingLastPathComponent().appendingPathComponent("format-v2/packed.chrono").path
+    static var store: String { store(version: 2) }
+    static func store(version: Int) -> String {
+        URL(fileURLWithPath: FormatFixture.directory).deletingLastPathComponent()
+            .appendingPathComponent("format-v\(version)/packed.chrono").path
     }
     static let packing = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 4, branchChainLimit: 4)
     static func edit(_ index: Int) -> String { "{\"title\":\"Draft \(index)\"}" }
 
+    /// Writes the fixture of this library's format version.
     static func write() throws {
+        let store = store(version: Int(FilePreamble.currentFormatVersion))
         try? FileManager.default.createDirectory(
             atPath: (store as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: store)
@@ -110,9 +117,9 @@ struct FormatCompatibilityTests {
         #expect(report.isSound && report.leakedPageCount == 0)
         // And it takes new commits: the first write upgrades the file to version 2 in place.
         try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
-        #expect(store.formatVersion == 2)
+        #expect(store.formatVersion == 3)
         let preamble = try RawFile.bytes(directory.file("v1.chrono"))
-        #expect(preamble[8] == 2 && preamble[FilePreamble.copyOffset + 8] == 2)
+        #expect(preamble[8] == 3 && preamble[FilePreamble.copyOffset + 8] == 3)
         #expect(try store.history(allBranches: true).map { $0.label ?? "" }.dropFirst() == labels[...])
     }
 
@@ -129,7 +136,7 @@ struct FormatCompatibilityTests {
         try RawFile.write(path, image)
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
-        #expect(reopened.formatVersion == 2)
+        #expect(reopened.formatVersion == 3)
         #expect(text(try reopened.read { try $0.value(forKey: bytes("note-4"), in: "notes") }) == "{}")
         // A crash before the second write leaves version 1 at offset 0 and the copy unused.
         var untouched = try RawFile.bytes(FormatFixture.store)
@@ -141,14 +148,21 @@ struct FormatCompatibilityTests {
         #expect(half.formatVersion == 1)
     }
 
-    @Test func formatVersionTwoFixtureOpensAndReadsPackedHistoryAsWritten() throws {
-        if Environment.value("CHRONO_WRITE_FIXTURES") == "2" { try FormatFixtureV2.write() }
+    @Test(arguments: [2, 3]) func packedFixtureOpensAndReadsPackedHistoryAsWritten(version: Int) throws {
+        if Environment.value("CHRONO_WRITE_FIXTURES") == "\(version)", version == FilePreamble.currentFormatVersion {
+            try FormatFixtureV2.write()
+        }
         let directory = try TemporaryDirectory()
-        try FileManager.default.copyItem(atPath: FormatFixtureV2.store, toPath: directory.file("v2.chrono"))
-        let store = try Store.open(at: directory.file("v2.chrono"))
+        let path = directory.file("v\(version).chrono")
+        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: version), toPath: path)
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        let store = try Store.open(at: path, options: options)
         defer { try? store.close() }
-        #expect(store.formatVersion == 2)
+        #expect(store.formatVersion == UInt32(version))
         #expect(try store.snapshot.state.packs.packedPages > 0)
+        let keyOrder: PackIndex.KeyOrder = version == 2 ? .pageFirst : .birthFirst
+        #expect(try store.snapshot.state.packs.keyOrder == keyOrder)
         let items = try store.history()
         #expect(items.count == 42)
         for item in items where item.label?.hasPrefix("Edit ") == true {
@@ -163,7 +177,25 @@ struct FormatCompatibilityTests {
         snapshot.close()
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
-        try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
+        // New commits upgrade a version 2 file to version 3 in place; its pack index keeps the
+        // page-first key order it was written in, and packing goes on in that order.
+        for index in 40..<60 {
+            try store.write(label: "Edit \(index)") { transaction in
+                try transaction.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes")
+            }
+        }
+        #expect(store.formatVersion == 3)
+        let state = try store.snapshot.state
+        #expect(state.packs.keyOrder == keyOrder && state.packs.packedPages > 0)
+        for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
+            let reader = try store.beginRead(at: .root(item.id))
+            defer { reader.close() }
+            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(Int(item.label!.dropFirst(5))!))
+        }
+        let after = try store.verify()
+        #expect(after.isSound && after.leakedPageCount == 0, "\(after)")
+        try store.close()
+        try FileFormatSpecTests.expectAgreement(path, pageSize: store.pageSize)
     }
 
     @Test func damagedFixtureReportsThePageAndKeepsOtherDataReadable() throws {

@@ -89,7 +89,7 @@ struct PackedRootPageTests {
             let reader = SnapshotReader(pageFile: store.pageFile, pageCount: state.pageCount)
             let trees = HistoryTrees(state: state)
             let rootPage = try #require(try trees.entry(root, reader: reader)).rootPage
-            let packs = PackReader(pageFile: store.pageFile, index: state.packs.index, pageCount: state.pageCount)
+            let packs = PackReader(pageFile: store.pageFile, packs: state.packs, pageCount: state.pageCount)
             return try packs.entry(rootPage)?.entry.base
         }
         let before = try #require(try packedBase(of: pinned), "the pinned root's root page is packed")

@@ -37,16 +37,19 @@ extension SpecReader {
 
     /// A page key: page number then birth, each as a length byte n (1 to 8) and n big-endian
     /// bytes without leading zeros (0 is length 1, byte 0).
-    static func pageKey(_ reference: SpecReference) -> [UInt8] {
+    /// Page keys put the birth first in a version 3 file whose state has flag bit 2.
+    var pageKeysBirthFirst: Bool { formatVersion >= 3 && state.flags & 4 != 0 }
+
+    static func pageKey(_ reference: SpecReference, birthFirst: Bool) -> [UInt8] {
         func number(_ value: UInt64) -> [UInt8] {
             let width = max(1, (64 - value.leadingZeroBitCount + 7) / 8)
             return [UInt8(width)] + (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
         }
-        return number(reference.page) + number(reference.birth)
+        return birthFirst ? number(reference.birth) + number(reference.page) : number(reference.page) + number(reference.birth)
     }
 
     /// The reference a page key names, or nil for a directory key (`FF` then 8 big-endian bytes).
-    static func parseKey(_ key: [UInt8]) throws -> SpecReference? {
+    static func parseKey(_ key: [UInt8], birthFirst: Bool) throws -> SpecReference? {
         if key.first == 0xFF {
             guard key.count == 9 else { throw SpecViolation("directory key of \(key.count) bytes") }
             return nil
@@ -61,7 +64,8 @@ extension SpecReader {
             position += 1 + width
             return digits.reduce(0) { $0 << 8 | UInt64($1) }
         }
-        let reference = SpecReference(page: try number(), birth: try number())
+        let (first, second) = (try number(), try number())
+        let reference = birthFirst ? SpecReference(page: second, birth: first) : SpecReference(page: first, birth: second)
         guard position == key.count else { throw SpecViolation("page key \(key) has trailing bytes") }
         return reference
     }
@@ -112,7 +116,7 @@ extension SpecReader {
 
     /// The pack index's value for `reference`, nil when the index has none.
     func packValue(_ reference: SpecReference) throws -> SpecPackValue? {
-        guard let value = packIndex[Self.pageKey(reference)] else { return nil }
+        guard let value = packIndex[Self.pageKey(reference, birthFirst: pageKeysBirthFirst)] else { return nil }
         return try Self.parseValue(value, key: reference)
     }
 
@@ -209,8 +213,9 @@ extension SpecReader {
         var offsets: [UInt64: Set<Int>] = [:]  // pack page → where its live entries start
         var previous: SpecReference?
         for (key, value) in packIndexEntries {
-            let reference = try Self.parseKey(key)
-            if let reference, let last = previous, (last.page, last.birth) >= (reference.page, reference.birth) {
+            let reference = try Self.parseKey(key, birthFirst: pageKeysBirthFirst)
+            func order(_ r: SpecReference) -> (UInt64, UInt64) { pageKeysBirthFirst ? (r.birth, r.page) : (r.page, r.birth) }
+            if let reference, let last = previous, order(last) >= order(reference) {
                 throw SpecViolation("page keys out of numeric order at page \(reference.page)")
             }
             previous = reference ?? previous
@@ -246,7 +251,7 @@ extension SpecReader {
     /// slot); only leaf, branch and root pages are packed.
     func rebuildEveryPackedPage() throws -> [(SpecReference, [UInt8])] {
         try packIndexEntries.compactMap { key, value in
-            guard let reference = try Self.parseKey(key), case .packed = try Self.parseValue(value, key: reference) else { return nil }
+            guard let reference = try Self.parseKey(key, birthFirst: pageKeysBirthFirst), case .packed = try Self.parseValue(value, key: reference) else { return nil }
             return (reference, try packedPage(reference, kinds: [1, 2, 5]))
         }
     }

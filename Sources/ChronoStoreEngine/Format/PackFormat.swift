@@ -1,10 +1,14 @@
-// Byte layouts of packed history (format version 2): pack index keys and values, pack entries.
+// Byte layouts of packed history (format versions 2 and 3): pack index keys and values, pack entries.
 
 /// Keys and values of the pack index, the engine tree that finds packed pages (see
 /// Docs/FileFormat.md, "Pack index").
 ///
-/// Keys of packed and hot pages: the page number then the birth, each as one length byte (1–8)
-/// followed by that many big-endian bytes without leading zeros, so byte order is numeric order.
+/// Keys of packed and hot pages: two numbers, each as one length byte (1–8) followed by that many
+/// big-endian bytes without leading zeros, so byte order is numeric order: the page number then
+/// the birth (``KeyOrder/pageFirst``, every version 2 file), or the birth then the page number
+/// (``KeyOrder/birthFirst``, version 3 files whose state says so), which keeps a commit's
+/// edits together: the pages a batch packs and the chain lengths it records were mostly born
+/// in the last few hundred transactions.
 /// Directory keys: `FF` then the pack page number as 8 big-endian bytes (after every page key).
 ///
 /// | value tag | meaning | after the tag |
@@ -15,17 +19,29 @@
 package enum PackIndex {
     static let directoryMarker: UInt8 = 0xFF
 
+    /// Which number of a page key comes first (the state's flags say, see ``PackCounters``).
+    package enum KeyOrder: Equatable, Sendable {
+        case pageFirst
+        case birthFirst
+    }
+
     package enum Value: Equatable, Sendable {
         case packed(packPage: PageReference, offset: Int)
         case run(Int)
         case directory(birth: TransactionID, liveEntries: UInt64, liveBytes: UInt64)
     }
 
-    package static func key(_ reference: PageReference) -> [UInt8] {
+    package static func key(_ reference: PageReference, order: KeyOrder) -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(10)
-        appendCompact(reference.page.rawValue, to: &key)
-        appendCompact(reference.birth.rawValue, to: &key)
+        key.reserveCapacity(18)
+        switch order {
+        case .pageFirst:
+            appendCompact(reference.page.rawValue, to: &key)
+            appendCompact(reference.birth.rawValue, to: &key)
+        case .birthFirst:
+            appendCompact(reference.birth.rawValue, to: &key)
+            appendCompact(reference.page.rawValue, to: &key)
+        }
         return key
     }
 
@@ -36,10 +52,13 @@ package enum PackIndex {
     }
 
     /// The page reference a page key names, or nil for a directory key or a malformed key.
-    package static func reference(of key: some Collection<UInt8>) -> PageReference? {
+    package static func reference(of key: some Collection<UInt8>, order: KeyOrder) -> PageReference? {
         var bytes = Array(key)[...]
-        guard let page = takeCompact(&bytes), let birth = takeCompact(&bytes), bytes.isEmpty else { return nil }
-        return PageReference(page: PageID(page), birth: TransactionID(birth))
+        guard let first = takeCompact(&bytes), let second = takeCompact(&bytes), bytes.isEmpty else { return nil }
+        switch order {
+        case .pageFirst: return PageReference(page: PageID(first), birth: TransactionID(second))
+        case .birthFirst: return PageReference(page: PageID(second), birth: TransactionID(first))
+        }
     }
 
     /// The pack page a directory key names, or nil.

@@ -102,14 +102,15 @@ extension WriteTransaction {
         for collection in collections { try TreePages.forEach(in: collection, reader: self) { page, _ in references.append(page) } }
         var kept: [PageReference: PackEntry] = [:]
         for reference in references {
-            guard let value = try oldIndex.lookup(PackIndex.key(reference), reader: self),
+            guard let value = try oldIndex.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
             kept[reference] = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
         }
         // The old index's pages and pack pages are left unmarked: the complement frees them.
         packWork.tree = BTree(root: .none, owner: .system)
-        packWork.counters = PackCounters(cursor: packWork.counters.cursor, depth: packWork.counters.depth)
+        packWork.counters = PackCounters(
+            cursor: packWork.counters.cursor, depth: packWork.counters.depth, keyOrder: packWork.newIndexKeyOrder)
         packWork.runs = [:]
         packWork.lost = [:]
         packWork.pending = kept

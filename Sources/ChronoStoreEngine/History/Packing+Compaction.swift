@@ -34,7 +34,7 @@ extension WriteTransaction {
         }
         guard !moving.isEmpty || !sparse.isEmpty else { return 0 }
         try packWork.tree.scan(.all, reverse: false, reader: self) { key, value in
-            guard let reference = PackIndex.reference(of: key),
+            guard let reference = PackIndex.reference(of: key, order: packWork.counters.keyOrder),
                 case .packed(let packPage, let offset) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
             else { return true }
             if moving[packPage.page] != nil { pointers.append((Array(key), reference, packPage, offset)) }

@@ -9,7 +9,7 @@ extension WriteTransaction {
         if packWork.pending.removeValue(forKey: reference) != nil {
             // An entry compaction is rewriting still has its old index value (its old page
             // already lost it).
-            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(PackIndex.key(reference), editor: self) }
+            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(PackIndex.key(reference, order: packWork.counters.keyOrder), editor: self) }
             return
         }
         packWork.runs[reference] = nil
@@ -17,7 +17,7 @@ extension WriteTransaction {
             allocator.released.append(reference.page)
             return
         }
-        let key = PackIndex.key(reference)
+        let key = PackIndex.key(reference, order: packWork.counters.keyOrder)
         guard let value = try packWork.tree.lookup(key, reader: self) else {
             allocator.released.append(reference.page)
             return
@@ -69,7 +69,7 @@ extension WriteTransaction {
                 base = pending.base
             } else {
                 guard let packs, !packWork.tree.root.isNone,
-                    let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
+                    let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
                     case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
                     let found = try packs.entry(reference)
                 else { continue }
@@ -105,7 +105,7 @@ extension WriteTransaction {
         for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
                 // The old entry goes; the page stays packed, now whole or against its replacement.
-                _ = try packWork.tree.remove(PackIndex.key(reference), editor: self)
+                _ = try packWork.tree.remove(PackIndex.key(reference, order: packWork.counters.keyOrder), editor: self)
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             if !entry.base.isNone {
@@ -120,7 +120,7 @@ extension WriteTransaction {
     /// only by its own entry, so nothing new is rebased onto it.
     private func isPacked(_ reference: PageReference) throws -> Bool {
         if packWork.pending[reference] != nil { return true }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) else { return false }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return false }
         if case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) { return true }
         return false
     }
@@ -148,7 +148,7 @@ extension WriteTransaction {
         try writePendingEntries()
         for (reference, run) in packWork.runs where run > 0 && packWork.pending[reference] == nil {
             // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
-            let key = PackIndex.key(reference)
+            let key = PackIndex.key(reference, order: packWork.counters.keyOrder)
             if let value = try packWork.tree.lookup(key, reader: self),
                 case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
             {
@@ -185,6 +185,7 @@ extension WriteTransaction {
             try TreePages.forEach(in: packWork.tree.root, reader: self) { page, _ in pages.append(page) }
             for page in pages { releasePage(page, owner: .system) }
             packWork.tree.root = .none
+            packWork.counters.keyOrder = packWork.newIndexKeyOrder
         }
         packWork.counters.index = packWork.tree.root
     }
@@ -222,7 +223,7 @@ extension WriteTransaction {
             setDirty(number, .raw(buffer, kind: .pack, count: page.entries.count))
             for (reference, offset) in page.entries {
                 let value = PackIndex.Value.packed(packPage: PageReference(page: number, birth: transaction), offset: offset)
-                _ = try packWork.tree.put(PackIndex.key(reference), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
+                _ = try packWork.tree.put(PackIndex.key(reference, order: packWork.counters.keyOrder), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
             }
             let directory = PackIndex.Value.directory(
                 birth: transaction, liveEntries: UInt64(page.entries.count), liveBytes: UInt64(page.buffer.count))

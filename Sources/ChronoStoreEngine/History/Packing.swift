@@ -19,9 +19,15 @@ struct PackWork {
     /// Pack pages compaction copied in this transaction: old page → copy.
     var relocated: [PageID: PageID] = [:]
 
-    init(counters: PackCounters) {
+    /// The key order a new (empty) index takes: birth first from format version 3 on.
+    let newIndexKeyOrder: PackIndex.KeyOrder
+
+    init(counters: PackCounters, formatVersion: UInt32) {
         self.counters = counters
         self.tree = BTree(root: counters.index, owner: .system)
+        newIndexKeyOrder = formatVersion >= 3 ? .birthFirst : .pageFirst
+        // An empty index may take either order.
+        if counters.index.isNone { self.counters.keyOrder = newIndexKeyOrder }
     }
 }
 
@@ -155,7 +161,7 @@ extension WriteTransaction {
     private func chainToPack(_ reference: PageReference) throws -> Int? {
         guard packWork.pending[reference] == nil else { return nil }
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self) else { return 0 }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return 0 }
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed: return nil
         case .run(let count): return count
@@ -232,7 +238,7 @@ extension WriteTransaction {
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
     func runLength(of reference: PageReference) throws -> Int {
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference), reader: self),
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
             case .run(let count) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
         else { return 0 }
         return count

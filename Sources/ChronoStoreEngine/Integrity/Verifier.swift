@@ -213,7 +213,7 @@ struct IntegrityWalk {
         let tree = BTree(root: counters.index, owner: .system)
         do {
             try tree.scan(.all, reverse: false, reader: reader) { key, value in
-                let owner = PackIndex.reference(of: key)
+                let owner = PackIndex.reference(of: key, order: counters.keyOrder)
                 switch try PackIndex.decode(value, page: tree.root.page, owner: owner?.birth ?? .none) {
                 case .packed(let packPage, _):
                     guard let reference = owner else {

@@ -10,6 +10,7 @@
 final class PackReader {
     let pageFile: PageFile
     let index: BTree
+    let keyOrder: PackIndex.KeyOrder
     let pageCount: UInt64
     /// Reads the index's own pages (never packed).
     let indexReader: SnapshotReader
@@ -20,10 +21,11 @@ final class PackReader {
     /// Longest chain of deltas a rebuild follows (the packer keeps chains far shorter).
     static let chainLimit = 256
 
-    init(pageFile: PageFile, index: PageReference, pageCount: UInt64, prefersPacks: Bool = false) {
+    init(pageFile: PageFile, packs: PackCounters, pageCount: UInt64, prefersPacks: Bool = false) {
         self.prefersPacks = prefersPacks
         self.pageFile = pageFile
-        self.index = BTree(root: index, owner: .system)
+        self.index = BTree(root: packs.index, owner: .system)
+        self.keyOrder = packs.keyOrder
         self.pageCount = pageCount
         self.indexReader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
     }
@@ -45,7 +47,7 @@ final class PackReader {
 
     /// The pack entry of `reference`, if the index has one.
     func entry(_ reference: PageReference) throws -> (entry: PackEntry, packPage: PageReference, offset: Int, byteCount: Int)? {
-        guard !index.root.isNone, let value = try index.lookup(PackIndex.key(reference), reader: indexReader) else { return nil }
+        guard !index.root.isNone, let value = try index.lookup(PackIndex.key(reference, order: keyOrder), reader: indexReader) else { return nil }
         guard case .packed(let packPage, let offset) = try PackIndex.decode(value, page: index.root.page, owner: reference.birth)
         else { return nil }
         let page = try packPageBuffer(packPage)

@@ -17,7 +17,7 @@ package final class ReadTransaction: CollectionReadingBase {
         self.snapshot = snapshot
         // An older root's pages are likely packed: look in the pack index before the slot.
         self.treeReader = SnapshotReader(
-            pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packIndex: snapshot.state.packs.index,
+            pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packs: snapshot.state.packs,
             prefersPacks: snapshot.head.transaction != snapshot.state.head.birth)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }

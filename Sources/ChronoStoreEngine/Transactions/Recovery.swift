@@ -82,7 +82,7 @@ enum Recovery {
         let statePage = try reader.pageFile.read(state, kind: .state, pageCount: reader.pageCount, cached: false)
         let record = try StateRecord.decode(statePage)
         // After an undo past the packing window the head's root page may be packed.
-        let headReader = SnapshotReader(pageFile: reader.pageFile, pageCount: record.pageCount, packIndex: record.packs.index)
+        let headReader = SnapshotReader(pageFile: reader.pageFile, pageCount: record.pageCount, packs: record.packs)
         let headPage = try headReader.read(record.head, kind: .root, cached: false)
         return StoreSnapshot(stateReference: state, state: record, head: try RootRecord.decode(headPage))
     }

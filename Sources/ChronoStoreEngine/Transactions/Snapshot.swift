@@ -65,14 +65,14 @@ final class SnapshotReader: TreeReading {
     private var window: PageFile.MappedWindow?
 
     init(
-        pageFile: PageFile, pageCount: UInt64, packIndex: PageReference = .none, prefersPacks: Bool = false,
+        pageFile: PageFile, pageCount: UInt64, packs: PackCounters = PackCounters(), prefersPacks: Bool = false,
         recorder: PageRecorder? = nil
     ) {
         self.pageFile = pageFile
         self.pageCount = pageCount
         self.recorder = recorder
-        self.packs = packIndex.isNone
-            ? nil : PackReader(pageFile: pageFile, index: packIndex, pageCount: pageCount, prefersPacks: prefersPacks)
+        self.packs = packs.index.isNone
+            ? nil : PackReader(pageFile: pageFile, packs: packs, pageCount: pageCount, prefersPacks: prefersPacks)
     }
 
     /// Any page, verified and not cached (recovery's checks).

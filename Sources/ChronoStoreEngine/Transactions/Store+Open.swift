@@ -252,6 +252,7 @@ extension Store {
         state.retention = options.retention
         state.dropsUndoneBranches = options.dropsUndoneBranches
         state.secureDelete = options.secureDelete
+        state.packs.keyOrder = .birthFirst
         let statePage = PageBuffer(pageSize: pageSize)
         state.encode(into: statePage.bytes)
         statePage.seal(kind: .state, page: stateReference.page, birth: first)

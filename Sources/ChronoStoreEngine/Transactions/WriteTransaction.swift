@@ -61,12 +61,12 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         self.base = base
         self.transaction = transaction
         self.pageSize = store.pageFile.pageSize
-        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount, packIndex: base.state.packs.index)
+        self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount, packs: base.state.packs)
         self.catalogTree = BTree(root: base.head.catalog, owner: .history)
         self.allocator = AllocatorState(
             baseFreeTree: BTree(root: base.state.freeTree, owner: .system), horizon: horizon,
             nextPage: base.state.pageCount, pinnedRoots: pinnedRoots)
-        self.packWork = PackWork(counters: base.state.packs)
+        self.packWork = PackWork(counters: base.state.packs, formatVersion: store.formatVersion)
     }
 
     // MARK: - Reading, with this transaction's edits visible

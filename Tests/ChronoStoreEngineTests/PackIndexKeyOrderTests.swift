@@ -1,0 +1,105 @@
+// The pack index's two key orders: page first (format version 2) and birth first (version 3),
+// and a version 2 file that moves from one to the other.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+@Suite("Pack index key order")
+struct PackIndexKeyOrderTests {
+    @Test func pageKeysEncodeAsTheSpecSaysInBothOrders() {
+        let reference = PageReference(page: PageID(1234), birth: TransactionID(70))
+        #expect(PackIndex.key(reference, order: .pageFirst) == [0x02, 0x04, 0xD2, 0x01, 0x46])
+        #expect(PackIndex.key(reference, order: .birthFirst) == [0x01, 0x46, 0x02, 0x04, 0xD2])
+        for order in [PackIndex.KeyOrder.pageFirst, .birthFirst] {
+            #expect(PackIndex.reference(of: PackIndex.key(reference, order: order), order: order) == reference)
+            #expect(PackIndex.reference(of: PackIndex.directoryKey(PageID(1234)), order: order) == nil)
+        }
+    }
+
+    @Test func byteOrderOfBirthFirstKeysIsNumericOrderOfBirthThenPage() {
+        let seed = SeededGenerator.seed()
+        print("PackIndexKeyOrderTests seed \(seed) (CHRONO_SEED replays it)")
+        var generator = SeededGenerator(seed: seed)
+        var references: [PageReference] = []
+        for _ in 0..<2_000 {
+            // Numbers of every width from 1 to 8 bytes.
+            let pageBits = UInt64.random(in: 0...63, using: &generator)
+            let birthBits = UInt64.random(in: 0...63, using: &generator)
+            references.append(PageReference(
+                page: PageID(UInt64.random(in: 0...(UInt64(1) << pageBits), using: &generator)),
+                birth: TransactionID(UInt64.random(in: 1...(UInt64(1) << birthBits), using: &generator))))
+        }
+        let byKey = references.sorted { KeyOrder.compare(PackIndex.key($0, order: .birthFirst), PackIndex.key($1, order: .birthFirst)) < 0 }
+        let numeric = references.sorted { ($0.birth.rawValue, $0.page.rawValue) < ($1.birth.rawValue, $1.page.rawValue) }
+        #expect(byKey == numeric)
+        // Every page key still sorts before every directory key.
+        let directory = PackIndex.directoryKey(PageID(0))
+        #expect(references.allSatisfy { KeyOrder.compare(PackIndex.key($0, order: .birthFirst), directory) < 0 })
+    }
+
+    @Test func aFreshStorePacksWithBirthFirstKeys() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("fresh.chrono")
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        let store = try Store.create(at: path, options: options)
+        for step in 0..<30 {
+            try store.write(label: "step \(step)") { try $0.put(bytes("key \(step % 4)"), bytes("value \(step)"), in: "items") }
+        }
+        let packs = try store.snapshot.state.packs
+        #expect(store.formatVersion == 3 && packs.keyOrder == .birthFirst && packs.packedPages > 0)
+        // The index's page keys name packed pages by (birth, page).
+        let reader = try store.beginRead()
+        var named = 0
+        try BTree(root: packs.index, owner: .system).scan(.all, reverse: false, reader: reader.treeReader) { key, value in
+            guard let reference = PackIndex.reference(of: key, order: .birthFirst),
+                case .packed = try PackIndex.decode(value, page: packs.index.page, owner: reference.birth)
+            else { return true }
+            #expect(try reader.treeReader.packs?.entry(reference) != nil)
+            named += 1
+            return true
+        }
+        reader.close()
+        #expect(UInt64(named) == packs.packedPages)
+        for item in try store.history() where item.label?.hasPrefix("step ") == true {
+            let step = Int(item.label!.dropFirst(5))!
+            let old = try store.beginRead(at: .root(item.id))
+            #expect(text(try old.value(forKey: bytes("key \(step % 4)"), in: "items")) == "value \(step)")
+            old.close()
+        }
+        try store.close()
+        try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
+    }
+
+    /// An upgraded version 2 file keeps its page-first index while it holds entries; once
+    /// clearing history empties it, the new index puts the birth first, and both read right.
+    @Test func anUpgradedFileTakesBirthFirstKeysWhenItsIndexStartsOver() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v2.chrono")
+        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        let store = try Store.open(at: path, options: options)
+        try store.write(label: "Edit 40") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(40)), in: "notes") }
+        let upgradedOrder = try store.snapshot.state.packs.keyOrder
+        #expect(store.formatVersion == 3 && upgradedOrder == .pageFirst)
+        // Without the fixture's snapshot, clearing keeps nothing but the head.
+        try store.deleteSnapshot(named: "first")
+        try store.clearHistory()
+        for index in 41..<60 {
+            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
+        }
+        let packs = try store.snapshot.state.packs
+        #expect(packs.keyOrder == .birthFirst && packs.packedPages > 0)
+        for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
+            let reader = try store.beginRead(at: .root(item.id))
+            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(Int(item.label!.dropFirst(5))!))
+            reader.close()
+        }
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        try store.close()
+        try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
+    }
+}
