@@ -32,10 +32,11 @@ struct PackPageFillTests {
 
     @Test func smallRootsMakeTheNextWalkWaitForMoreOfThem() {
         let packing = HistoryPacking.standard
-        // 400 bytes a root: 9 fit in 95 % of a page, one more than the batch of 8.
-        #expect(WriteTransaction.extraBatchRoots(walkBytes: 3_200, roots: 8, capacity: Self.capacity, packing: packing) == 1)
-        // Tiny roots wait at most a window's worth more.
-        #expect(WriteTransaction.extraBatchRoots(walkBytes: 800, roots: 8, capacity: Self.capacity, packing: packing) == packing.window)
+        #expect(packing.batchRoots == 4)
+        // 400 bytes a root: 9 fit in 95 % of a page, five more than the batch of 4.
+        #expect(WriteTransaction.extraBatchRoots(walkBytes: 3_200, roots: 8, capacity: Self.capacity, packing: packing) == 5)
+        // Tiny roots wait at most `extraBatchLimit` more.
+        #expect(WriteTransaction.extraBatchRoots(walkBytes: 800, roots: 8, capacity: Self.capacity, packing: packing) == WriteTransaction.extraBatchLimit)
         // Large roots never wait longer than the batch.
         #expect(WriteTransaction.extraBatchRoots(walkBytes: 40_000, roots: 8, capacity: Self.capacity, packing: packing) == 0)
         #expect(WriteTransaction.extraBatchRoots(walkBytes: 0, roots: 0, capacity: Self.capacity, packing: packing) == 0)

@@ -101,7 +101,14 @@ extension SpecReader {
             guard value.count == position + 2 else { throw SpecViolation("tag 1 value of \(value.count) bytes") }
             return .packed(packPage: packPage, packBirth: packBirth, offset: Int(u16(value, position)))
         case (2, _?):
-            guard value.count == 2 else { throw SpecViolation("tag 2 value of \(value.count) bytes") }
+            // The run, then (version 3) the chain's start when recorded: a varint of at least 1.
+            guard value.count >= 2 else { throw SpecViolation("tag 2 value of \(value.count) bytes") }
+            if value.count > 2 {
+                position = 2
+                guard try varint64(value, &position, end: value.count) >= 1, position == value.count else {
+                    throw SpecViolation("tag 2 value's chain start is malformed")
+                }
+            }
             return .unpacked(run: value[1])
         case (3, nil):
             let birth = try varint64(value, &position, end: value.count)

@@ -14,7 +14,7 @@
 /// | value tag | meaning | after the tag |
 /// |---|---|---|
 /// | 1 | the page is packed | pack page number (varint), pack page birth − the page's birth (varint), offset in the pack page (2, little-endian) |
-/// | 2 | the page is hot, and older versions are deltas against it | run: the longest delta chain ending at it (1) |
+/// | 2 | the page is hot, and older versions are deltas against it | run: the longest delta chain ending at it (1); then, from format version 3 and when known, the chain's start: the root whose dead list held its oldest version (varint) |
 /// | 3 | a pack page (directory key) | the pack page's birth (varint), live entries (varint), live entry bytes (varint) |
 package enum PackIndex {
     static let directoryMarker: UInt8 = 0xFF
@@ -27,7 +27,9 @@ package enum PackIndex {
 
     package enum Value: Equatable, Sendable {
         case packed(packPage: PageReference, offset: Int)
-        case run(Int)
+        /// The longest chain of deltas packed so far that ends at a hot page, and the root whose
+        /// dead list held that chain's oldest version (none when not recorded).
+        case run(Int, start: TransactionID)
         case directory(birth: TransactionID, liveEntries: UInt64, liveBytes: UInt64)
     }
 
@@ -78,8 +80,9 @@ package enum PackIndex {
             Varint.append(page.birth.rawValue &- owner.rawValue, to: &bytes)
             bytes.append(UInt8(truncatingIfNeeded: offset))
             bytes.append(UInt8(truncatingIfNeeded: offset >> 8))
-        case .run(let count):
+        case .run(let count, let start):
             bytes = [2, UInt8(clamping: count)]
+            if start != .none { Varint.append(start.rawValue, to: &bytes) }
         case .directory(let birth, let entries, let liveBytes):
             bytes.append(3)
             Varint.append(birth.rawValue, to: &bytes)
@@ -104,8 +107,11 @@ package enum PackIndex {
             let offset = Int(rest[rest.startIndex]) | Int(rest[rest.startIndex + 1]) << 8
             return .packed(packPage: PageReference(page: PageID(packPage), birth: TransactionID(birth)), offset: offset)
         case 2:
-            guard rest.count == 1 else { break }
-            return .run(Int(rest[rest.startIndex]))
+            guard let count = rest.first else { break }
+            rest = rest.dropFirst()
+            if rest.isEmpty { return .run(Int(count), start: .none) }
+            guard let start = Varint.take(&rest), rest.isEmpty, start > 0 else { break }
+            return .run(Int(count), start: TransactionID(start))
         case 3:
             guard let birth = Varint.take(&rest), let entries = Varint.take(&rest), let liveBytes = Varint.take(&rest), rest.isEmpty
             else { break }

@@ -23,7 +23,7 @@ package struct HistoryPacking: Sendable, Equatable {
     package var isEnabled: Bool
 
     package init(
-        window: Int = 8, batchRoots: Int = 8, leafChainLimit: Int = 48, branchChainLimit: Int = 128,
+        window: Int = 4, batchRoots: Int = 4, leafChainLimit: Int = 48, branchChainLimit: Int = 128,
         rootChainLimit: Int = 16, pageBudget: Int = 512, isEnabled: Bool = true
     ) {
         self.window = max(window, 1)

@@ -100,7 +100,7 @@ extension WriteTransaction {
             allocator.released.remove(at: released)
             packWork.pending[reference] = nil
             // Its own chain length went with the entry: count it as long as allowed.
-            packWork.runs[reference] = max(packing.leafChainLimit, packing.branchChainLimit, packing.rootChainLimit)
+            packWork.runs[reference] = .full(packing)
         }
         for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
@@ -109,7 +109,7 @@ extension WriteTransaction {
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             if !entry.base.isNone {
-                packWork.runs[entry.base] = max(try runLength(of: entry.base), max(packing.leafChainLimit, packing.branchChainLimit))
+                packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), .full(packing))
             }
             packWork.pending[reference] = entry
         }
@@ -146,7 +146,7 @@ extension WriteTransaction {
         defer { packWork.counters.index = packWork.tree.root }
         guard !packWork.pending.isEmpty || !packWork.lost.isEmpty || !packWork.runs.isEmpty else { return }
         try writePendingEntries()
-        for (reference, run) in packWork.runs where run > 0 && packWork.pending[reference] == nil {
+        for (reference, run) in packWork.runs where run.length > 0 && packWork.pending[reference] == nil {
             // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
             let key = PackIndex.key(reference, order: packWork.counters.keyOrder)
             if let value = try packWork.tree.lookup(key, reader: self),
@@ -154,7 +154,7 @@ extension WriteTransaction {
             {
                 continue
             }
-            _ = try packWork.tree.put(key, .inline(PackIndex.encode(.run(run))), editor: self)
+            _ = try packWork.tree.put(key, .inline(PackIndex.encode(.run(run.length, start: run.start))), editor: self)
         }
         for (packPage, lost) in packWork.lost.sorted(by: { $0.key < $1.key }) {
             let key = PackIndex.directoryKey(packPage)

@@ -10,7 +10,7 @@ struct PackWork {
     /// Encoded bytes of the entries packing walks added to `pending` (a running count).
     var pendingBytes = 0
     /// New chain lengths of hot pages that older versions are deltas against.
-    var runs: [PageReference: Int] = [:]
+    var runs: [PageReference: ChainRun] = [:]
     /// Live entries and bytes each existing pack page loses.
     var lost: [PageID: (entries: UInt64, bytes: UInt64)] = [:]
     /// Packed pages whose entries compaction moved into `pending` (their index values still
@@ -31,6 +31,30 @@ struct PackWork {
     }
 }
 
+/// The longest chain of packed deltas ending at a hot page (a tag-2 value of the pack index).
+struct ChainRun: Equatable {
+    var length: Int
+    /// The root whose dead list held the chain's oldest version; none when not recorded (values
+    /// written before format version 3, and runs set to force a keyframe).
+    var start: TransactionID
+
+    static let empty = ChainRun(length: 0, start: .none)
+
+    /// As long as every limit allows, so that the next version packed against the page is whole.
+    static func full(_ packing: HistoryPacking) -> ChainRun {
+        ChainRun(length: max(packing.leafChainLimit, packing.branchChainLimit, packing.rootChainLimit), start: .none)
+    }
+
+    /// The chain after a version that died in `deadIn`, with this chain ending at it, is packed
+    /// as a delta against the page that replaced it.
+    func extended(deadIn: TransactionID) -> ChainRun {
+        ChainRun(length: length + 1, start: length > 0 ? start : deadIn)
+    }
+
+    /// The longer of two runs.
+    static func longer(_ a: ChainRun, _ b: ChainRun) -> ChainRun { b.length > a.length ? b : a }
+}
+
 extension WriteTransaction {
     /// Roots one packing walk visits at most below the window: a deeper backlog (history from
     /// before an upgrade, or from while packing was off) is left whole.
@@ -48,7 +72,12 @@ extension WriteTransaction {
         // Secure delete promises no byte of a freed page survives; a pack entry would keep one.
         guard storesPacks, packing.isEnabled, !base.state.secureDelete else { return }
         var counters = packWork.counters
-        guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots) || head.depth < counters.depth else { return }
+        // The depth hint is the newest packed root's depth plus the roots the next walk waits for
+        // beyond the batch (at most `extraBatchLimit`): a head below it by more than that moved
+        // back (an undo past the packed roots), and packing starts over from it at once.
+        guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots)
+            || head.depth + UInt64(Self.extraBatchLimit) < counters.depth
+        else { return }
         var newest = head
         var newestChild = head
         for _ in 0..<packing.window {
@@ -134,13 +163,17 @@ extension WriteTransaction {
     }
 
     /// Roots beyond `batchRoots` the next walk waits for, so that when roots pack small (a
-    /// single put's root packs to about 400 bytes) one walk fills a pack page. At most the
-    /// window, so a head that moves back still triggers a walk (see `packHistory`).
+    /// single put's root packs to about 400 bytes) one walk fills a pack page. At most
+    /// ``extraBatchLimit``, which `packHistory` allows for when it tells a head that moved back.
     static func extraBatchRoots(walkBytes: Int, roots: Int, capacity: Int, packing: HistoryPacking) -> Int {
         guard roots > 0, walkBytes > 0 else { return 0 }
         let perPage = Int(Double(capacity) * 0.95 / (Double(walkBytes) / Double(roots)))
-        return min(max(perPage - packing.batchRoots, 0), packing.window)
+        return min(max(perPage - packing.batchRoots, 0), extraBatchLimit)
     }
+
+    /// The most roots a walk waits for beyond the batch (their replaced pages stay whole
+    /// meanwhile: about 12 single-put roots, 50 KB).
+    static let extraBatchLimit = 12
 
     /// Packs one root's dead list and its root page (a delta against the root page of
     /// `successor`, its lineage child on the head's path). Returns how many pages it packed.
@@ -149,7 +182,7 @@ extension WriteTransaction {
         guard !dead.isEmpty || root.deadListIsRootOwned else { return 0 }
         let bases = try BaseCandidates(try newList(of: root), reader: treeReader)
         var packed = 0
-        for reference in dead where try packPage(reference, bases: bases) { packed += 1 }
+        for reference in dead where try packPage(reference, bases: bases, deadIn: root.root) { packed += 1 }
         if root.deadListIsRootOwned, root.newListIsRootOwned, try packRootPage(root.rootPage, successor: successor.rootPage) {
             packed += 1
         }
@@ -158,38 +191,68 @@ extension WriteTransaction {
 
     /// The chain of deltas ending at hot page `reference` (0 when none), or nil when it is packed
     /// already (in this commit or before).
-    private func chainToPack(_ reference: PageReference) throws -> Int? {
+    private func chainToPack(_ reference: PageReference) throws -> ChainRun? {
         guard packWork.pending[reference] == nil else { return nil }
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return 0 }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return .empty }
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed: return nil
-        case .run(let count): return count
+        case .run(let count, let start): return ChainRun(length: count, start: start)
         case .directory: throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index key names a pack page")
         }
     }
 
     /// Packs one hot page as a delta against its replacement (or whole), unless it is already
     /// packed or is not a tree page.
-    private func packPage(_ reference: PageReference, bases: BaseCandidates) throws -> Bool {
+    private func packPage(_ reference: PageReference, bases: BaseCandidates, deadIn: TransactionID) throws -> Bool {
         guard let chain = try chainToPack(reference) else { return false }
         let page = try treeReader.read(reference, kind: nil, cached: false)
         let isLeaf = page.kindByte == PageKind.leaf.rawValue
         guard isLeaf || page.kindByte == PageKind.branch.rawValue else { return false }
         let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
-        let base = chain + 1 <= chainLimit ? bases.base(for: page) : nil
+        let base = allowsDelta(after: chain, limit: chainLimit, deadIn: deadIn) ? bases.base(for: page) : nil
         let entry = makeEntry(page, base: base)
         // A delta whose page would not fit a pack page whole is still packed: if its base is
         // freed first, `rebaseDependants` rebases it onto the page that took over its keys.
         guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
         if !entry.base.isNone {
-            packWork.runs[entry.base] = max(try runLength(of: entry.base), chain + 1)
+            packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
         packWork.pendingBytes += entry.encodedByteCount(birth: reference.birth)
         allocator.released.append(reference.page)
         return true
+    }
+
+    /// Whether a version that died in `deadIn`, with `chain` ending at it, may be packed as a
+    /// delta (else it is a keyframe): when the chain's versions that retention still keeps
+    /// (``retainedLength(of:deadIn:)``) stay within `limit`, and the whole chain, dropped
+    /// versions included, within ``hardChainLimit(_:)``. Pruning frees a chain's oldest
+    /// versions, so under last-N retention a chain of 48 packed versions may hold only the
+    /// newest few: a keyframe every `limit` versions would then cost bytes (about a quarter of
+    /// last-1,000 history at quick scale) and buy nothing.
+    func allowsDelta(after chain: ChainRun, limit: Int, deadIn: TransactionID) -> Bool {
+        chain.length + 1 <= Self.hardChainLimit(limit) && retainedLength(of: chain, deadIn: deadIn) + 1 <= limit
+    }
+
+    /// The longest chain, counting versions already dropped, a delta may end: rebuilding a
+    /// retained version never applies more deltas than this (the reader gives up at 256).
+    static func hardChainLimit(_ limit: Int) -> Int { max(limit, 250) }
+
+    /// Of `chain`, the versions retention has not dropped, estimated: they died between the
+    /// chain's start and `deadIn`, and those that died before the tail (the oldest retained
+    /// root) are gone, assuming they died evenly spread. The whole chain when its start is not
+    /// recorded or nothing after it was pruned.
+    func retainedLength(of chain: ChainRun, deadIn: TransactionID) -> Int {
+        Self.retainedLength(of: chain, deadIn: deadIn, tail: base.state.tail)
+    }
+
+    static func retainedLength(of chain: ChainRun, deadIn: TransactionID, tail: TransactionID) -> Int {
+        guard chain.length > 0, chain.start != .none, tail > chain.start, deadIn > chain.start else { return chain.length }
+        guard tail < deadIn else { return 0 }
+        let kept = Double(deadIn.rawValue - tail.rawValue) / Double(deadIn.rawValue - chain.start.rawValue)
+        return min(chain.length, Int((Double(chain.length) * kept).rounded(.up)))
     }
 
     /// Root pages whose two lists hold more entries than this are packed whole: a delta saves a
@@ -209,12 +272,15 @@ extension WriteTransaction {
         let page = try treeReader.read(reference, kind: .root, cached: false)
         let listEntries = page.readOnly.loadLittleEndian(at: RootRecord.invalidatedOffset, as: UInt64.self)
             &+ page.readOnly.loadLittleEndian(at: RootRecord.introducedOffset, as: UInt64.self)
-        let base = chain + 1 <= packing.rootChainLimit && successor != reference && listEntries <= Self.rootDeltaListLimit
+        // A root page "dies" when its lineage child is made: the child's id stands for its death.
+        let deadIn = successor.birth
+        let base = allowsDelta(after: chain, limit: packing.rootChainLimit, deadIn: deadIn) && successor != reference
+            && listEntries <= Self.rootDeltaListLimit
             ? try treeReader.read(successor, kind: .root, cached: false) : nil
         let entry = makeEntry(page, base: base)
         guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
         if !entry.base.isNone {
-            packWork.runs[entry.base] = max(try runLength(of: entry.base), chain + 1)
+            packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
@@ -236,12 +302,12 @@ extension WriteTransaction {
     }
 
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
-    func runLength(of reference: PageReference) throws -> Int {
+    func runLength(of reference: PageReference) throws -> ChainRun {
         if let run = packWork.runs[reference] { return run }
         guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
-            case .run(let count) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
-        else { return 0 }
-        return count
+            case .run(let count, let start) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
+        else { return .empty }
+        return ChainRun(length: count, start: start)
     }
 }
 

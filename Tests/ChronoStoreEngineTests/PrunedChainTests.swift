@@ -1,0 +1,109 @@
+// Keyframes under pruning: chain limits count the versions retention keeps, and no chain of
+// deltas, dropped versions included, passes the hard limit.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+@Suite("Delta chains under pruning")
+struct PrunedChainTests {
+    /// Packs every root two steps behind the head, with a page stored whole once 8 deltas
+    /// would end at it.
+    static let packing = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 8, branchChainLimit: 8, rootChainLimit: 8)
+
+    /// 1,000 records over about 40 leaves, then `commits` commits of one random put each, so a
+    /// leaf changes about every 40 commits. Returns, over the packed leaf versions (the spec
+    /// reader's view), how many are keyframes and deltas, and the longest chain of deltas from a
+    /// packed leaf to a keyframe or a hot page.
+    static func packedLeaves(
+        retention: RetentionPolicy, commits: Int, seed: UInt64, in directory: TemporaryDirectory
+    ) throws -> (keyframes: Int, deltas: Int, longestChain: Int) {
+        let path = directory.file("\(retention).chrono")
+        var options = StoreOptions(durability: .deferred, retention: retention)
+        options.packing = packing
+        let store = try Store.create(at: path, options: options)
+        var generator = SeededGenerator(seed: seed)
+        let keys = (0..<1_000).map { bytes(String(format: "key %04d", $0)) }
+        try store.write { transaction in
+            for key in keys { try transaction.put(key, generator.bytes(120), in: "items") }
+        }
+        var written: [(TransactionID, Int, [UInt8])] = []
+        for _ in 0..<commits {
+            let index = Int(generator.next() % UInt64(keys.count))
+            let value = generator.bytes(120)
+            try store.write { try $0.put(keys[index], value, in: "items") }
+            written.append((try store.snapshot.head.transaction, index, value))
+        }
+        // Every retained root still reads as written.
+        let retained = Set(try store.history().map(\.id))
+        for (root, index, value) in written where retained.contains(root) {
+            let reader = try store.beginRead(at: .root(root))
+            #expect(try reader.value(forKey: keys[index], in: "items") == value, "root \(root)")
+            reader.close()
+        }
+        let report = try store.verify()
+        #expect(report.isSound, "\(report.problems)")
+        try store.close()
+
+        let spec = try SpecReader(path: path)
+        var keyframes = 0
+        var deltas = 0
+        var longest = 0
+        // Record leaves only (kind 1, holding "key "): the catalog's leaf changes in every
+        // commit, so every version of it is retained and its keyframes are all needed.
+        let marker = bytes("key ")
+        func isRecordLeaf(_ page: [UInt8]) -> Bool {
+            page[4] == 1 && (0..<(page.count - marker.count)).contains { page[$0..<($0 + marker.count)].elementsEqual(marker) }
+        }
+        for (reference, page) in try spec.rebuildEveryPackedPage() where isRecordLeaf(page) {
+            var chain = 0
+            var current = reference
+            while case .packed? = try spec.packValue(current) {
+                let base = try spec.packEntry(current).base
+                if base.isNone { break }
+                chain += 1
+                current = base
+            }
+            longest = max(longest, chain)
+            if try spec.packEntry(reference).base.isNone { keyframes += 1 } else { deltas += 1 }
+        }
+        return (keyframes, deltas, longest)
+    }
+
+    @Test func withoutPruningTheLimitBoundsEveryChain() throws {
+        let seed = SeededGenerator.seed()
+        print("PrunedChainTests seed \(seed) (CHRONO_SEED replays it)")
+        let directory = try TemporaryDirectory()
+        let found = try Self.packedLeaves(retention: .limitless, commits: 600, seed: seed, in: directory)
+        #expect(found.longestChain <= 8, "\(found)")
+        // Each leaf has about 15 versions: one in 9 to 15 is whole.
+        #expect(found.keyframes * 20 >= found.deltas, "keyframes where chains reach the limit: \(found)")
+    }
+
+    /// Last 100 roots keep two or three versions of each leaf, so a chain of 8 retained deltas
+    /// never forms and keyframes are rare; before the chain's start was recorded, every ninth
+    /// leaf version was stored whole whatever pruning had freed.
+    @Test func pruningLeavesKeyframesWhereRetainedChainsNeedThemAndTheHardLimitHolds() throws {
+        let seed = SeededGenerator.seed()
+        print("PrunedChainTests seed \(seed) (CHRONO_SEED replays it)")
+        let directory = try TemporaryDirectory()
+        let pruned = try Self.packedLeaves(retention: .lastRoots(100), commits: 600, seed: seed, in: directory)
+        print("pruned: \(pruned)")
+        #expect(pruned.deltas > 20, "\(pruned)")
+        #expect(pruned.longestChain <= WriteTransaction.hardChainLimit(8), "\(pruned)")
+        #expect(pruned.keyframes * 50 < pruned.keyframes + pruned.deltas, "keyframes: \(pruned)")
+    }
+
+    @Test func theRetainedEstimateCountsOnlyVersionsThatDiedAfterTheTail() {
+        // A chain of 40 versions that died between roots 100 and 500: with the tail at 300,
+        // about half of them remain.
+        let chain = ChainRun(length: 40, start: TransactionID(100))
+        #expect(WriteTransaction.retainedLength(of: chain, deadIn: TransactionID(500), tail: TransactionID(300)) == 20)
+        // Nothing pruned after its start, or no start recorded: the whole chain counts.
+        #expect(WriteTransaction.retainedLength(of: chain, deadIn: TransactionID(500), tail: TransactionID(50)) == 40)
+        #expect(WriteTransaction.retainedLength(of: ChainRun(length: 40, start: .none), deadIn: TransactionID(500), tail: TransactionID(300)) == 40)
+        // Every version older than the tail: none remains.
+        #expect(WriteTransaction.retainedLength(of: chain, deadIn: TransactionID(500), tail: TransactionID(600)) == 0)
+        #expect(WriteTransaction.hardChainLimit(48) == 250 && WriteTransaction.hardChainLimit(255) == 255)
+    }
+}
