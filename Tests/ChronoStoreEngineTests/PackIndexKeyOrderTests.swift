@@ -72,6 +72,40 @@ struct PackIndexKeyOrderTests {
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
 
+    /// An older library checks the version only when it opens a file, so while another handle
+    /// has the store open a write does not upgrade it: it packs within version 2 (page-first
+    /// keys, runs without a chain start). The first write with no other handle open upgrades.
+    @Test func aVersion2FileOpenElsewhereIsNotUpgradedAndStaysVersion2() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v2.chrono")
+        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        let other = try Store.open(at: path)
+        let store = try Store.open(at: path, options: options)
+        let packedBefore = try store.snapshot.state.packs.packedPages
+        for index in 40..<60 {
+            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
+        }
+        #expect(store.formatVersion == 2 && other.formatVersion == 2)
+        let packs = try store.snapshot.state.packs
+        #expect(packs.keyOrder == .pageFirst && packs.packedPages > packedBefore)
+        // What a version 2 reader needs: preamble version 2, page-first keys, 2-byte runs.
+        let spec = try SpecReader(path: path)
+        #expect(spec.formatVersion == 2 && !spec.pageKeysBirthFirst)
+        for (key, value) in spec.packIndexEntries where value.first == 2 {
+            #expect(value.count == 2, "run value \(value) under \(key)")
+        }
+        let reader = try other.beginRead()
+        #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(59))
+        reader.close()
+        try other.close()
+        try store.write(label: "Edit 60") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(60)), in: "notes") }
+        #expect(store.formatVersion == 3)
+        try store.close()
+        try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
+    }
+
     /// An upgraded version 2 file keeps its page-first index while it holds entries; once
     /// clearing history empties it, the new index puts the birth first, and both read right.
     @Test func anUpgradedFileTakesBirthFirstKeysWhenItsIndexStartsOver() throws {

@@ -90,8 +90,88 @@ struct PrunedChainTests {
         let pruned = try Self.packedLeaves(retention: .lastRoots(100), commits: 600, seed: seed, in: directory)
         print("pruned: \(pruned)")
         #expect(pruned.deltas > 20, "\(pruned)")
-        #expect(pruned.longestChain <= WriteTransaction.hardChainLimit(8), "\(pruned)")
+        #expect(pruned.longestChain <= 8, "\(pruned)")
         #expect(pruned.keyframes * 50 < pruned.keyframes + pruned.deltas, "keyframes: \(pruned)")
+    }
+
+    /// Leaves that change every eighth commit under last-30 retention keep about four retained
+    /// versions each, so the retained estimate never calls for a keyframe; the hard limit does,
+    /// once 250 deltas (dropped versions included) would end at a page. No run in the index and
+    /// no chain of packed pages passes it.
+    @Test func theHardLimitCutsChainsThatPruningKeepsShort() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        var options = StoreOptions(durability: .deferred, retention: .lastRoots(30))
+        options.packing = Self.packing
+        let store = try Store.create(at: path, options: options)
+        // 700-byte inline values of one size (so no put overflows a leaf): five records a leaf,
+        // the leaves' records written in turn.
+        let keys = (0..<40).map { bytes(String(format: "key %02d", $0)) }
+        func value(_ step: Int) -> [UInt8] {
+            bytes(String(format: "value %06d ", step)) + [UInt8](repeating: UInt8(step & 0xFF), count: 680)
+        }
+        try store.write { transaction in
+            for (index, key) in keys.enumerated() { try transaction.put(key, value(index), in: "items") }
+        }
+        for step in 0..<3_200 {
+            // Record 5 × (step % 8) + step / 8 % 5: one record of each leaf in turn.
+            try store.write { try $0.put(keys[5 * (step % 8) + (step / 8) % 5], value(step), in: "items") }
+        }
+        let report = try store.verify()
+        #expect(report.isSound, "\(report.problems)")
+        try store.close()
+
+        let spec = try SpecReader(path: path)
+        var longestRun = 0
+        for (key, value) in spec.packIndexEntries {
+            guard let reference = try SpecReader.parseKey(key, birthFirst: spec.pageKeysBirthFirst),
+                case .unpacked(let run) = try SpecReader.parseValue(value, key: reference)
+            else { continue }
+            longestRun = max(longestRun, Int(run))
+            #expect(Int(run) <= WriteTransaction.hardChainLimit, "run \(run) at \(reference)")
+        }
+        print("hard limit: longest run \(longestRun)")
+        var keyframes = 0
+        var longest = 0
+        // Record leaves only (kind 1, holding "value "): the catalog's leaf changes in every
+        // commit, so the limit of 8 makes its keyframes.
+        let marker = bytes("value ")
+        func isRecordLeaf(_ page: [UInt8]) -> Bool {
+            page[4] == 1 && (0..<(page.count - marker.count)).contains { page[$0..<($0 + marker.count)].elementsEqual(marker) }
+        }
+        for (reference, page) in try spec.rebuildEveryPackedPage() where isRecordLeaf(page) {
+            var chain = 0
+            var current = reference
+            while case .packed? = try spec.packValue(current) {
+                let base = try spec.packEntry(current).base
+                if base.isNone { break }
+                chain += 1
+                current = base
+            }
+            longest = max(longest, chain)
+            if try spec.packEntry(reference).base.isNone { keyframes += 1 }
+        }
+        print("hard limit: \(keyframes) keyframes, longest chain \(longest)")
+        #expect(longest <= WriteTransaction.hardChainLimit)
+        // Runs grew far past the limit of 8 (pruning kept the retained chains short) and, with
+        // 400 versions of each leaf packed, one was stored whole at 250 and the run restarted.
+        #expect(longestRun >= 100 && longestRun < WriteTransaction.hardChainLimit, "longest run \(longestRun)")
+        #expect(keyframes == 0, "the retained versions' chains are short: \(keyframes) keyframes")
+    }
+
+    @Test func deltasStopAtTheHardLimitWhateverTheEstimate() {
+        let tail = TransactionID(1_000)
+        let start = TransactionID(10)
+        // A long chain whose versions pruning mostly freed: deltas until the hard limit.
+        let long = ChainRun(length: WriteTransaction.hardChainLimit - 1, start: start)
+        #expect(WriteTransaction.allowsDelta(after: long, limit: 8, deadIn: TransactionID(1_010), tail: tail))
+        let full = ChainRun(length: WriteTransaction.hardChainLimit, start: start)
+        #expect(!WriteTransaction.allowsDelta(after: full, limit: 8, deadIn: TransactionID(1_010), tail: tail))
+        #expect(!WriteTransaction.allowsDelta(after: .full, limit: WriteTransaction.hardChainLimit, deadIn: TransactionID(1_010), tail: tail))
+        // Nothing pruned: the limit itself.
+        let short = ChainRun(length: 8, start: TransactionID(2_000))
+        #expect(!WriteTransaction.allowsDelta(after: short, limit: 8, deadIn: TransactionID(2_100), tail: tail))
+        #expect(WriteTransaction.allowsDelta(after: ChainRun(length: 7, start: TransactionID(2_000)), limit: 8, deadIn: TransactionID(2_100), tail: tail))
     }
 
     @Test func theRetainedEstimateCountsOnlyVersionsThatDiedAfterTheTail() {
@@ -104,6 +184,6 @@ struct PrunedChainTests {
         #expect(WriteTransaction.retainedLength(of: ChainRun(length: 40, start: .none), deadIn: TransactionID(500), tail: TransactionID(300)) == 40)
         // Every version older than the tail: none remains.
         #expect(WriteTransaction.retainedLength(of: chain, deadIn: TransactionID(500), tail: TransactionID(600)) == 0)
-        #expect(WriteTransaction.hardChainLimit(48) == 250 && WriteTransaction.hardChainLimit(255) == 255)
+        #expect(HistoryPacking(leafChainLimit: 255).leafChainLimit == WriteTransaction.hardChainLimit)
     }
 }

@@ -1,4 +1,4 @@
-// How a store packs old page versions into deltas (format version 2): window, keyframes, batches.
+// How a store packs old page versions into deltas (format version 2 and later): window, keyframes, batches.
 
 /// Settings for packed history (see Docs/RootChain.md, "Packed history").
 ///
@@ -28,9 +28,9 @@ package struct HistoryPacking: Sendable, Equatable {
     ) {
         self.window = max(window, 1)
         self.batchRoots = max(batchRoots, 1)
-        self.leafChainLimit = min(max(leafChainLimit, 1), 255)
-        self.branchChainLimit = min(max(branchChainLimit, 1), 255)
-        self.rootChainLimit = min(max(rootChainLimit, 1), 255)
+        self.leafChainLimit = min(max(leafChainLimit, 1), WriteTransaction.hardChainLimit)
+        self.branchChainLimit = min(max(branchChainLimit, 1), WriteTransaction.hardChainLimit)
+        self.rootChainLimit = min(max(rootChainLimit, 1), WriteTransaction.hardChainLimit)
         self.pageBudget = max(pageBudget, 1)
         self.isEnabled = isEnabled
     }

@@ -100,7 +100,7 @@ extension WriteTransaction {
             allocator.released.remove(at: released)
             packWork.pending[reference] = nil
             // Its own chain length went with the entry: count it as long as allowed.
-            packWork.runs[reference] = .full(packing)
+            packWork.runs[reference] = .full
         }
         for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
@@ -109,7 +109,7 @@ extension WriteTransaction {
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             if !entry.base.isNone {
-                packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), .full(packing))
+                packWork.runs[entry.base] = .full
             }
             packWork.pending[reference] = entry
         }
@@ -154,7 +154,10 @@ extension WriteTransaction {
             {
                 continue
             }
-            _ = try packWork.tree.put(key, .inline(PackIndex.encode(.run(run.length, start: run.start))), editor: self)
+            // A chain's start is a version 3 field: a file another open handle kept at version 2
+            // (see `upgradeFormatIfNeeded`) gets runs as version 2 wrote them.
+            let start = storesChainStarts ? run.start : .none
+            _ = try packWork.tree.put(key, .inline(PackIndex.encode(.run(run.length, start: start))), editor: self)
         }
         for (packPage, lost) in packWork.lost.sorted(by: { $0.key < $1.key }) {
             let key = PackIndex.directoryKey(packPage)

@@ -40,10 +40,9 @@ struct ChainRun: Equatable {
 
     static let empty = ChainRun(length: 0, start: .none)
 
-    /// As long as every limit allows, so that the next version packed against the page is whole.
-    static func full(_ packing: HistoryPacking) -> ChainRun {
-        ChainRun(length: max(packing.leafChainLimit, packing.branchChainLimit, packing.rootChainLimit), start: .none)
-    }
+    /// As long as any chain may be (``WriteTransaction/hardChainLimit``), so that the next
+    /// version packed against the page is whole whatever its own run was.
+    static let full = ChainRun(length: WriteTransaction.hardChainLimit, start: .none)
 
     /// The chain after a version that died in `deadIn`, with this chain ending at it, is packed
     /// as a delta against the page that replaced it.
@@ -62,6 +61,8 @@ extension WriteTransaction {
     var packing: HistoryPacking { store.options.packing }
     /// Whether this store's format holds packed history (version 2 and later).
     var storesPacks: Bool { store.formatVersion >= 2 }
+    /// Whether tag-2 values may carry a chain's start (version 3 and later).
+    var storesChainStarts: Bool { store.formatVersion >= 3 }
 
     // MARK: - The packing step of a commit
 
@@ -233,12 +234,18 @@ extension WriteTransaction {
     /// newest few: a keyframe every `limit` versions would then cost bytes (about a quarter of
     /// last-1,000 history at quick scale) and buy nothing.
     func allowsDelta(after chain: ChainRun, limit: Int, deadIn: TransactionID) -> Bool {
-        chain.length + 1 <= Self.hardChainLimit(limit) && retainedLength(of: chain, deadIn: deadIn) + 1 <= limit
+        Self.allowsDelta(after: chain, limit: limit, deadIn: deadIn, tail: base.state.tail)
     }
 
-    /// The longest chain, counting versions already dropped, a delta may end: rebuilding a
-    /// retained version never applies more deltas than this (the reader gives up at 256).
-    static func hardChainLimit(_ limit: Int) -> Int { max(limit, 250) }
+    static func allowsDelta(after chain: ChainRun, limit: Int, deadIn: TransactionID, tail: TransactionID) -> Bool {
+        chain.length + 1 <= hardChainLimit && retainedLength(of: chain, deadIn: deadIn, tail: tail) + 1 <= limit
+    }
+
+    /// The longest chain, counting versions already dropped, a delta may end (every chain limit
+    /// is at most this). Rebuilding a page applies at most this many deltas, plus one where
+    /// rebasing made a packed page with its own chain a delta against a hot page (whose run is
+    /// then ``ChainRun/full``): within the reader's 256.
+    static let hardChainLimit = 250
 
     /// Of `chain`, the versions retention has not dropped, estimated: they died between the
     /// chain's start and `deadIn`, and those that died before the tail (the oldest retained
