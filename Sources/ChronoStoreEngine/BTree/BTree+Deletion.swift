@@ -5,6 +5,13 @@ extension BTree {
     /// - Returns: the removed value, if any (its overflow pages are not yet released).
     mutating func remove(_ key: [UInt8], editor: some TreeEditing) throws -> LeafValue? {
         guard try lookup(key, reader: editor) != nil else { return nil }
+        return try remove(present: key, editor: editor)
+    }
+
+    /// Removes `key`, which the caller just found in this tree (no second lookup).
+    /// - Returns: the removed value.
+    @discardableResult
+    mutating func remove(present key: [UInt8], editor: some TreeEditing) throws -> LeafValue {
         let (reference, removed) = try key.withUnsafeBytes { try remove($0, from: root, editor: editor) }
         root = reference ?? .none
         try collapseRoot(editor: editor)

@@ -172,6 +172,21 @@ package struct PackEntry: Equatable, Sendable {
     package static func decode(
         _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
     ) throws -> PackEntry {
+        let fields = try parse(bytes, offset: offset, end: end, birth: birth, packPage: packPage)
+        return PackEntry(base: fields.base, checksum: fields.checksum, delta: Array(bytes[fields.delta]))
+    }
+
+    /// The size of the entry at `offset` (its bytes in the pack page), checked as `decode`
+    /// checks it, without copying its delta.
+    package static func encodedByteCount(
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
+    ) throws -> Int {
+        try parse(bytes, offset: offset, end: end, birth: birth, packPage: packPage).delta.upperBound - offset
+    }
+
+    private static func parse(
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
+    ) throws -> (base: PageReference, checksum: UInt32, delta: Range<Int>) {
         guard offset >= PackPage.entriesOffset, offset < end, end <= bytes.count else {
             throw StoreError.malformedPage(page: packPage, reason: "pack entry offset \(offset) is outside the page's entries")
         }
@@ -203,7 +218,7 @@ package struct PackEntry: Equatable, Sendable {
         let checksum: UInt32 = bytes.loadLittleEndian(at: position)
         position += 4
         guard let length = varint(), length <= UInt64(end - position) else { throw fail("delta runs past the page") }
-        return PackEntry(base: base, checksum: checksum, delta: Array(bytes[position..<(position + Int(length))]))
+        return (base, checksum, position..<(position + Int(length)))
     }
 }
 

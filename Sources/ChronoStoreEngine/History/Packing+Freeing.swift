@@ -22,13 +22,17 @@ extension WriteTransaction {
             allocator.released.append(reference.page)
             return
         }
-        _ = try packWork.tree.remove(key, editor: self)
+        try packWork.tree.remove(present: key, editor: self)
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
-        case .packed(let packPage, _):
-            guard let found = try treeReader.packs?.entry(reference) else {
+        case .packed(let packPage, let offset):
+            // Only the entry's size is needed: its fields are parsed in place, the delta not copied.
+            guard let packs = treeReader.packs else {
                 throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
             }
-            loseEntry(in: packPage.page, byteCount: found.byteCount)
+            let page = try packs.packPageBuffer(packPage)
+            let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
+            let byteCount = try PackEntry.encodedByteCount(page.readOnly, offset: offset, end: end, birth: reference.birth, packPage: packPage.page)
+            loseEntry(in: packPage.page, byteCount: byteCount)
         case .run:
             allocator.released.append(reference.page)
         case .directory:
