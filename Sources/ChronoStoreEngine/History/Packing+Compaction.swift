@@ -2,6 +2,36 @@
 // in the file's tail are copied onto low free pages.
 
 extension WriteTransaction {
+    /// Rebuilds a page-first pack index (an upgraded version 2 file's) birth first, on the
+    /// lowest free pages, and releases its old pages: compaction rewrites the file's tail anyway,
+    /// and birth-first keys make later packing commits cheaper (see Docs/FileFormat.md, "Pack
+    /// index"). Values do not change: their distances count from the page key's birth, whichever
+    /// number comes first. Returns the pages the new index takes (0 when nothing was done).
+    /// O(entries).
+    func rekeyPackIndexBirthFirst() throws -> Int {
+        guard storesChainStarts, packWork.counters.keyOrder == .pageFirst, !packWork.tree.root.isNone else { return 0 }
+        var entries: [([UInt8], LeafValue)] = []
+        entries.reserveCapacity(Int(packWork.counters.packedPages + packWork.counters.packPages))
+        try packWork.tree.scan(.all, reverse: false, reader: self) { key, value in
+            if let reference = PackIndex.reference(of: key, order: .pageFirst) {
+                entries.append((PackIndex.key(reference, order: .birthFirst), value))
+            } else {
+                entries.append((Array(key), value))
+            }
+            return true
+        }
+        entries.sort { KeyOrder.compare($0.0, $1.0) < 0 }
+        var oldPages: [PageReference] = []
+        try TreePages.forEach(in: packWork.tree.root, reader: self) { page, _ in oldPages.append(page) }
+        for page in oldPages { releasePage(page, owner: .system) }
+        packWork.tree.root = try BTree.build(from: entries, owner: .system, editor: self)
+        packWork.counters.keyOrder = .birthFirst
+        packWork.counters.index = packWork.tree.root
+        var newPages = 0
+        try TreePages.forEach(in: packWork.tree.root, reader: self) { _, _ in newPages += 1 }
+        return newPages
+    }
+
     /// Rewrites the live entries of pack pages at most half full (entries whose root was dropped
     /// in the middle of history leave holes) into new, dense pack pages, when that takes fewer
     /// pages; copies every other pack page at or beyond `threshold` onto a page `takeFreePage`

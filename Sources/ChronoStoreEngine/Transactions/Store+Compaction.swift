@@ -111,7 +111,8 @@ extension WriteTransaction {
             if relocator.moved > 0 || !introducedPages.isEmpty { history.replacesHead = true }
             history.relocationThreshold = threshold
             allocator.freeTree.root = try relocator.relocate(allocator.freeTree.root, owner: .system, catalog: false, in: self)
-            return relocator.moved + (try relocatePackPages(threshold: threshold))
+            let rekeyed = try rekeyPackIndexBirthFirst()
+            return relocator.moved + rekeyed + (try relocatePackPages(threshold: threshold))
         }
     }
 }
