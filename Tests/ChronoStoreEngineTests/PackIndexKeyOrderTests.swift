@@ -7,6 +7,32 @@ import Testing
 
 @Suite("Pack index key order")
 struct PackIndexKeyOrderTests {
+    /// A copy of the version 2 packed fixture in `directory`, and the options its history was
+    /// packed with.
+    static func copyOfVersion2Fixture(in directory: TemporaryDirectory) throws -> (path: String, options: StoreOptions) {
+        let path = directory.file("v2.chrono")
+        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        return (path, options)
+    }
+
+    /// Writes the fixture's edit `index` for each of `indices`, labelled as the fixture labels them.
+    static func edit(_ store: Store, _ indices: Range<Int>) throws {
+        for index in indices {
+            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
+        }
+    }
+
+    /// Every retained root labelled "Edit n" reads edit n.
+    static func expectEveryEditReads(_ store: Store) throws {
+        for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
+            let reader = try store.beginRead(at: .root(item.id))
+            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(Int(item.label!.dropFirst(5))!))
+            reader.close()
+        }
+    }
+
     @Test func pageKeysEncodeAsTheSpecSaysInBothOrders() {
         let reference = PageReference(page: PageID(1234), birth: TransactionID(70))
         #expect(PackIndex.key(reference, order: .pageFirst) == [0x02, 0x04, 0xD2, 0x01, 0x46])
@@ -77,16 +103,11 @@ struct PackIndexKeyOrderTests {
     /// keys, runs without a chain start). The first write with no other handle open upgrades.
     @Test func aVersion2FileOpenElsewhereIsNotUpgradedAndStaysVersion2() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("v2.chrono")
-        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
-        var options = StoreOptions(retention: .limitless)
-        options.packing = FormatFixtureV2.packing
+        let (path, options) = try Self.copyOfVersion2Fixture(in: directory)
         let other = try Store.open(at: path)
         let store = try Store.open(at: path, options: options)
         let packedBefore = try store.snapshot.state.packs.packedPages
-        for index in 40..<60 {
-            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
-        }
+        try Self.edit(store, 40..<60)
         #expect(store.formatVersion == 2 && other.formatVersion == 2)
         let packs = try store.snapshot.state.packs
         #expect(packs.keyOrder == .pageFirst && packs.packedPages > packedBefore)
@@ -100,7 +121,7 @@ struct PackIndexKeyOrderTests {
         #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(59))
         reader.close()
         try other.close()
-        try store.write(label: "Edit 60") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(60)), in: "notes") }
+        try Self.edit(store, 60..<61)
         #expect(store.formatVersion == 3)
         try store.close()
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
@@ -110,26 +131,17 @@ struct PackIndexKeyOrderTests {
     /// root reads the same before and after.
     @Test func compactionRekeysAnUpgradedIndexBirthFirst() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("v2.chrono")
-        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
-        var options = StoreOptions(retention: .limitless)
-        options.packing = FormatFixtureV2.packing
+        let (path, options) = try Self.copyOfVersion2Fixture(in: directory)
         let store = try Store.open(at: path, options: options)
-        try store.write(label: "Edit 40") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(40)), in: "notes") }
+        try Self.edit(store, 40..<41)
         let before = try store.snapshot.state.packs
         #expect(store.formatVersion == 3 && before.keyOrder == .pageFirst && before.packedPages > 0)
         try store.compact()
         let after = try store.snapshot.state.packs
         #expect(after.keyOrder == .birthFirst && after.packedPages == before.packedPages && after.packedBytes == before.packedBytes)
-        for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
-            let reader = try store.beginRead(at: .root(item.id))
-            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(Int(item.label!.dropFirst(5))!))
-            reader.close()
-        }
+        try Self.expectEveryEditReads(store)
         // Packing goes on in the new order (once the roots a walk waits for are there).
-        for index in 41..<70 {
-            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
-        }
+        try Self.edit(store, 41..<70)
         #expect(try store.snapshot.state.packs.packedPages > after.packedPages)
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
@@ -141,27 +153,18 @@ struct PackIndexKeyOrderTests {
     /// clearing history empties it, the new index puts the birth first, and both read right.
     @Test func anUpgradedFileTakesBirthFirstKeysWhenItsIndexStartsOver() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("v2.chrono")
-        try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: 2), toPath: path)
-        var options = StoreOptions(retention: .limitless)
-        options.packing = FormatFixtureV2.packing
+        let (path, options) = try Self.copyOfVersion2Fixture(in: directory)
         let store = try Store.open(at: path, options: options)
-        try store.write(label: "Edit 40") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(40)), in: "notes") }
+        try Self.edit(store, 40..<41)
         let upgradedOrder = try store.snapshot.state.packs.keyOrder
         #expect(store.formatVersion == 3 && upgradedOrder == .pageFirst)
         // Without the fixture's snapshot, clearing keeps nothing but the head.
         try store.deleteSnapshot(named: "first")
         try store.clearHistory()
-        for index in 41..<60 {
-            try store.write(label: "Edit \(index)") { try $0.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes") }
-        }
+        try Self.edit(store, 41..<60)
         let packs = try store.snapshot.state.packs
         #expect(packs.keyOrder == .birthFirst && packs.packedPages > 0)
-        for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
-            let reader = try store.beginRead(at: .root(item.id))
-            #expect(text(try reader.value(forKey: bytes("draft"), in: "notes")) == FormatFixtureV2.edit(Int(item.label!.dropFirst(5))!))
-            reader.close()
-        }
+        try Self.expectEveryEditReads(store)
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
         try store.close()

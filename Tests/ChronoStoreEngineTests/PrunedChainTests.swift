@@ -45,16 +45,21 @@ struct PrunedChainTests {
         #expect(report.isSound, "\(report.problems)")
         try store.close()
 
-        let spec = try SpecReader(path: path)
-        var keyframes = 0
-        var deltas = 0
-        var longest = 0
-        // Record leaves only (kind 1, holding "key "): the catalog's leaf changes in every
-        // commit, so every version of it is retained and its keyframes are all needed.
-        let marker = bytes("key ")
+        // Record leaves only (holding "key "): the catalog's leaf changes in every commit, so
+        // every version of it is retained and its keyframes are all needed.
+        return try Self.recordLeafChains(SpecReader(path: path), marker: bytes("key "))
+    }
+
+    /// Over the packed leaf versions whose bytes hold `marker` (the spec reader's view): how many
+    /// are keyframes and deltas, and the longest chain of deltas from one of them to a keyframe or
+    /// a hot page.
+    static func recordLeafChains(_ spec: SpecReader, marker: [UInt8]) throws -> (keyframes: Int, deltas: Int, longestChain: Int) {
         func isRecordLeaf(_ page: [UInt8]) -> Bool {
             page[4] == 1 && (0..<(page.count - marker.count)).contains { page[$0..<($0 + marker.count)].elementsEqual(marker) }
         }
+        var keyframes = 0
+        var deltas = 0
+        var longest = 0
         for (reference, page) in try spec.rebuildEveryPackedPage() where isRecordLeaf(page) {
             var chain = 0
             var current = reference
@@ -131,26 +136,9 @@ struct PrunedChainTests {
             #expect(Int(run) <= WriteTransaction.hardChainLimit, "run \(run) at \(reference)")
         }
         print("hard limit: longest run \(longestRun)")
-        var keyframes = 0
-        var longest = 0
-        // Record leaves only (kind 1, holding "value "): the catalog's leaf changes in every
-        // commit, so the limit of 8 makes its keyframes.
-        let marker = bytes("value ")
-        func isRecordLeaf(_ page: [UInt8]) -> Bool {
-            page[4] == 1 && (0..<(page.count - marker.count)).contains { page[$0..<($0 + marker.count)].elementsEqual(marker) }
-        }
-        for (reference, page) in try spec.rebuildEveryPackedPage() where isRecordLeaf(page) {
-            var chain = 0
-            var current = reference
-            while case .packed? = try spec.packValue(current) {
-                let base = try spec.packEntry(current).base
-                if base.isNone { break }
-                chain += 1
-                current = base
-            }
-            longest = max(longest, chain)
-            if try spec.packEntry(reference).base.isNone { keyframes += 1 }
-        }
+        // Record leaves only (holding "value "): the catalog's leaf changes in every commit, so
+        // the limit of 8 makes its keyframes.
+        let (keyframes, _, longest) = try Self.recordLeafChains(spec, marker: bytes("value "))
         print("hard limit: \(keyframes) keyframes, longest chain \(longest)")
         #expect(longest <= WriteTransaction.hardChainLimit)
         // Runs grew far past the limit of 8 (pruning kept the retained chains short) and, with
