@@ -229,7 +229,7 @@ extension WriteTransaction {
     /// Whether a version that died in `deadIn`, with `chain` ending at it, may be packed as a
     /// delta (else it is a keyframe): when the chain's versions that retention still keeps
     /// (``retainedLength(of:deadIn:)``) stay within `limit`, and the whole chain, dropped
-    /// versions included, within ``hardChainLimit(_:)``. Pruning frees a chain's oldest
+    /// versions included, within ``hardChainLimit``. Pruning frees a chain's oldest
     /// versions, so under last-N retention a chain of 48 packed versions may hold only the
     /// newest few: a keyframe every `limit` versions would then cost bytes (about a quarter of
     /// last-1,000 history at quick scale) and buy nothing.
