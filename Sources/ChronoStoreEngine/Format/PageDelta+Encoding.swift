@@ -15,7 +15,7 @@ extension PageDelta {
     /// or was inserted). It takes the operation that saves the most bytes over inserting them, or
     /// inserts one byte.
     ///
-    /// Matches are compared 8 bytes at a time; a stretch that lines up again at the last alignment
+    /// Matches are compared 16 and then 8 bytes at a time; a stretch that lines up again at the last alignment
     /// soon (a value changed in place) skips the hash candidates; and in a stretch with no match the search looks at
     /// every position for the first ``skipAfterMisses`` positions, then steps further each time
     /// (a copy found after a step is extended backwards over the bytes it stepped over), so
@@ -188,34 +188,39 @@ private struct DeltaEncoder {
 
     private mutating func bestCandidate() -> Candidate? {
         var best: Candidate?
-        func consider(_ candidate: Candidate?) {
-            guard let candidate, candidate.byteCount > 0 else { return }
-            if best == nil || candidate.gain > best!.gain { best = candidate }
-        }
         // The common case, a long run at the previous alignment, needs no search.
-        consider(copy(shift: lastShift))
+        Self.keep(copy(shift: lastShift), in: &best)
         if let found = best, found.byteCount >= PageDelta.longMatchByteCount { return found }
-        if lastShift != 0 { consider(copy(shift: 0)) }
+        if lastShift != 0 { Self.keep(copy(shift: 0), in: &best) }
         // Entries move by as much as the offset slots before them grew.
-        if lastAdjustedShift != lastShift && lastAdjustedShift != 0 { consider(copy(shift: lastAdjustedShift)) }
+        if lastAdjustedShift != lastShift && lastAdjustedShift != 0 { Self.keep(copy(shift: lastAdjustedShift), in: &best) }
         if position + BaseIndex.windowByteCount <= target.count, !resyncsSoon(weakMatch: best) {
             if index == nil { index = BaseIndex(base) }
             let (index, lastShift, lastAdjustedShift, position) = (self.index!, self.lastShift, self.lastAdjustedShift, self.position)
             index.forEachCandidate(target, at: position, limit: PageDelta.candidateLimit) { source in
                 let shift = source - position
-                if shift != lastShift && shift != 0 && shift != lastAdjustedShift { consider(copy(shift: shift)) }
+                if shift != lastShift && shift != 0 && shift != lastAdjustedShift { Self.keep(copy(shift: shift), in: &best) }
             }
         }
-        consider(fill())
+        Self.keep(fill(), in: &best)
         // Adjusted copies are of offset slots: two words that could both be offsets in the page.
         guard position + 4 <= target.count, Int(word(target, position)) < base.count, Int(word(target, position + 2)) < base.count
         else { return best }
         for step in -1...1 {
-            consider(adjustedCopy(shift: lastShift + 2 * step))
-            if lastAdjustedShift != lastShift { consider(adjustedCopy(shift: lastAdjustedShift + 2 * step)) }
+            Self.keep(adjustedCopy(shift: lastShift + 2 * step), in: &best)
+            if lastAdjustedShift != lastShift { Self.keep(adjustedCopy(shift: lastAdjustedShift + 2 * step), in: &best) }
         }
-        if lastShift != 0 && lastAdjustedShift != 0 { consider(adjustedCopy(shift: 0)) }
+        if lastShift != 0 && lastAdjustedShift != 0 { Self.keep(adjustedCopy(shift: 0), in: &best) }
         return best
+    }
+
+    /// Makes `candidate` the best so far when it saves more bytes (a static function with an
+    /// inout parameter, not a closure over `best`: the encoder's hottest path has no boxed
+    /// variable and no dynamic exclusivity check).
+    private static func keep(_ candidate: Candidate?, in best: inout Candidate?) {
+        guard let candidate, candidate.byteCount > 0 else { return }
+        if let current = best, candidate.gain <= current.gain { return }
+        best = candidate
     }
 
     /// Whether the stretch at `position` ends within ``PageDelta/resyncWindow`` bytes with a
@@ -282,6 +287,15 @@ private struct DeltaEncoder {
         let left = a.baseAddress! + i
         let right = b.baseAddress! + j
         var length = 0
+        // 16 bytes a step while both words match (most of a page that changed in one place).
+        while limit - length >= 16 {
+            let first = left.loadUnaligned(fromByteOffset: length, as: UInt64.self)
+                ^ right.loadUnaligned(fromByteOffset: length, as: UInt64.self)
+            let second = left.loadUnaligned(fromByteOffset: length + 8, as: UInt64.self)
+                ^ right.loadUnaligned(fromByteOffset: length + 8, as: UInt64.self)
+            if first | second != 0 { break }
+            length += 16
+        }
         while limit - length >= 8 {
             let difference = UInt64(littleEndian: left.loadUnaligned(fromByteOffset: length, as: UInt64.self))
                 ^ UInt64(littleEndian: right.loadUnaligned(fromByteOffset: length, as: UInt64.self))
