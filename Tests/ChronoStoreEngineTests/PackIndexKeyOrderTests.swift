@@ -149,6 +149,40 @@ struct PackIndexKeyOrderTests {
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
 
+    /// A power loss at any file operation of the upgrade and of the compaction that rebuilds the
+    /// index birth first leaves a store that opens, reads every edit by its label, and verifies.
+    @Test func aCrashAnywhereInTheUpgradeAndTheRekeyingCompactionLosesNothing() throws {
+        let fixture = try RawFile.bytes(FormatFixtureV2.store(version: 2))
+        var options = StoreOptions(retention: .limitless)
+        options.packing = FormatFixtureV2.packing
+        func workload(_ store: Store) throws {
+            try Self.edit(store, 40..<41)
+            try store.compact()
+        }
+        let counting = FaultInjectingFile(name: "count", image: fixture)
+        let before = counting.writeCount + counting.syncCount + counting.truncateCount
+        try workload(try Store.open(file: counting, options: options))
+        let operations = counting.writeCount + counting.syncCount + counting.truncateCount - before
+        #expect(operations > 10)
+        let seed = SeededGenerator.seed()
+        print("PackIndexKeyOrderTests crash seed \(seed) (CHRONO_SEED replays it), \(operations) operations")
+        var generator = SeededGenerator(seed: seed)
+        for crashAfter in 0...operations {
+            let file = FaultInjectingFile(name: "crash", image: fixture)
+            let store = try Store.open(file: file, options: options)
+            file.crash(afterOperations: crashAfter)
+            do { try workload(store) } catch { if !file.hasCrashed { throw error } }
+            let image = file.crashImage(using: &generator)
+            let reopened = try Store.open(file: FaultInjectingFile(name: "after", image: image), options: options)
+            try Self.expectEveryEditReads(reopened)
+            let draft = try reopened.read { try $0.value(forKey: bytes("draft"), in: "notes") }
+            #expect([FormatFixtureV2.edit(39), FormatFixtureV2.edit(40)].contains(text(draft)), "crash after \(crashAfter)")
+            let report = try reopened.verify()
+            #expect(report.isSound, "crash after \(crashAfter): \(report.problems)")
+            try reopened.close()
+        }
+    }
+
     /// An upgraded version 2 file keeps its page-first index while it holds entries; once
     /// clearing history empties it, the new index puts the birth first, and both read right.
     @Test func anUpgradedFileTakesBirthFirstKeysWhenItsIndexStartsOver() throws {
