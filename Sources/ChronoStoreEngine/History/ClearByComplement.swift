@@ -102,7 +102,7 @@ extension WriteTransaction {
         for collection in collections { try TreePages.forEach(in: collection, reader: self) { page, _ in references.append(page) } }
         var kept: [PageReference: PackEntry] = [:]
         for reference in references {
-            guard let value = try oldIndex.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
+            guard let value = try oldIndex.lookup(packWork.key(reference), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
             kept[reference] = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))

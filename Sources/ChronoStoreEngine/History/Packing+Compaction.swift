@@ -6,7 +6,7 @@ extension WriteTransaction {
     /// lowest free pages, and releases its old pages: compaction rewrites the file's tail anyway,
     /// and birth-first keys make later packing commits cheaper (see Docs/FileFormat.md, "Pack
     /// index"). Values do not change: their distances count from the page key's birth, whichever
-    /// number comes first. Returns the pages the new index takes (0 when nothing was done).
+    /// number comes first. Returns the pages of the old index it rewrote (0 when nothing was done).
     /// O(entries).
     func rekeyPackIndexBirthFirst() throws -> Int {
         guard storesChainStarts, packWork.counters.keyOrder == .pageFirst, !packWork.tree.root.isNone else { return 0 }
@@ -27,9 +27,7 @@ extension WriteTransaction {
         packWork.tree.root = try BTree.build(from: entries, owner: .system, editor: self)
         packWork.counters.keyOrder = .birthFirst
         packWork.counters.index = packWork.tree.root
-        var newPages = 0
-        try TreePages.forEach(in: packWork.tree.root, reader: self) { _, _ in newPages += 1 }
-        return newPages
+        return oldPages.count
     }
 
     /// Rewrites the live entries of pack pages at most half full (entries whose root was dropped

@@ -9,7 +9,7 @@ extension WriteTransaction {
         if packWork.pending.removeValue(forKey: reference) != nil {
             // An entry compaction is rewriting still has its old index value (its old page
             // already lost it).
-            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(PackIndex.key(reference, order: packWork.counters.keyOrder), editor: self) }
+            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(packWork.key(reference), editor: self) }
             return
         }
         packWork.runs[reference] = nil
@@ -17,7 +17,7 @@ extension WriteTransaction {
             allocator.released.append(reference.page)
             return
         }
-        let key = PackIndex.key(reference, order: packWork.counters.keyOrder)
+        let key = packWork.key(reference)
         guard let value = try packWork.tree.lookup(key, reader: self) else {
             allocator.released.append(reference.page)
             return
@@ -29,10 +29,7 @@ extension WriteTransaction {
             guard let packs = treeReader.packs else {
                 throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
             }
-            let page = try packs.packPageBuffer(packPage)
-            let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
-            let byteCount = try PackEntry.encodedByteCount(page.readOnly, offset: offset, end: end, birth: reference.birth, packPage: packPage.page)
-            loseEntry(in: packPage.page, byteCount: byteCount)
+            loseEntry(in: packPage.page, byteCount: try packs.entryByteCount(in: packPage, offset: offset, birth: reference.birth))
         case .run:
             allocator.released.append(reference.page)
         case .directory:
@@ -73,7 +70,7 @@ extension WriteTransaction {
                 base = pending.base
             } else {
                 guard let packs, !packWork.tree.root.isNone,
-                    let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
+                    let value = try packWork.tree.lookup(packWork.key(reference), reader: self),
                     case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
                     let found = try packs.entry(reference)
                 else { continue }
@@ -109,7 +106,7 @@ extension WriteTransaction {
         for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
                 // The old entry goes; the page stays packed, now whole or against its replacement.
-                _ = try packWork.tree.remove(PackIndex.key(reference, order: packWork.counters.keyOrder), editor: self)
+                _ = try packWork.tree.remove(packWork.key(reference), editor: self)
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             if !entry.base.isNone {
@@ -124,7 +121,7 @@ extension WriteTransaction {
     /// only by its own entry, so nothing new is rebased onto it.
     private func isPacked(_ reference: PageReference) throws -> Bool {
         if packWork.pending[reference] != nil { return true }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return false }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self) else { return false }
         if case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) { return true }
         return false
     }
@@ -152,7 +149,7 @@ extension WriteTransaction {
         try writePendingEntries()
         for (reference, run) in packWork.runs where run.length > 0 && packWork.pending[reference] == nil {
             // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
-            let key = PackIndex.key(reference, order: packWork.counters.keyOrder)
+            let key = packWork.key(reference)
             if let value = try packWork.tree.lookup(key, reader: self),
                 case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
             {
@@ -230,7 +227,7 @@ extension WriteTransaction {
             setDirty(number, .raw(buffer, kind: .pack, count: page.entries.count))
             for (reference, offset) in page.entries {
                 let value = PackIndex.Value.packed(packPage: PageReference(page: number, birth: transaction), offset: offset)
-                _ = try packWork.tree.put(PackIndex.key(reference, order: packWork.counters.keyOrder), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
+                _ = try packWork.tree.put(packWork.key(reference), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
             }
             let directory = PackIndex.Value.directory(
                 birth: transaction, liveEntries: UInt64(page.entries.count), liveBytes: UInt64(page.buffer.count))

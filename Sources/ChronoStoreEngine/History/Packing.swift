@@ -22,6 +22,9 @@ struct PackWork {
     /// The key order a new (empty) index takes: birth first from format version 3 on.
     let newIndexKeyOrder: PackIndex.KeyOrder
 
+    /// The index key of `reference` in the index's order.
+    func key(_ reference: PageReference) -> [UInt8] { PackIndex.key(reference, order: counters.keyOrder) }
+
     init(counters: PackCounters, formatVersion: UInt32) {
         self.counters = counters
         self.tree = BTree(root: counters.index, owner: .system)
@@ -195,7 +198,7 @@ extension WriteTransaction {
     private func chainToPack(_ reference: PageReference) throws -> ChainRun? {
         guard packWork.pending[reference] == nil else { return nil }
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self) else { return .empty }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self) else { return .empty }
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed: return nil
         case .run(let count, let start): return ChainRun(length: count, start: start)
@@ -251,10 +254,6 @@ extension WriteTransaction {
     /// chain's start and `deadIn`, and those that died before the tail (the oldest retained
     /// root) are gone, assuming they died evenly spread. The whole chain when its start is not
     /// recorded or nothing after it was pruned.
-    func retainedLength(of chain: ChainRun, deadIn: TransactionID) -> Int {
-        Self.retainedLength(of: chain, deadIn: deadIn, tail: base.state.tail)
-    }
-
     static func retainedLength(of chain: ChainRun, deadIn: TransactionID, tail: TransactionID) -> Int {
         guard chain.length > 0, chain.start != .none, tail > chain.start, deadIn > chain.start else { return chain.length }
         guard tail < deadIn else { return 0 }
@@ -311,7 +310,7 @@ extension WriteTransaction {
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
     func runLength(of reference: PageReference) throws -> ChainRun {
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(PackIndex.key(reference, order: packWork.counters.keyOrder), reader: self),
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self),
             case .run(let count, let start) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
         else { return .empty }
         return ChainRun(length: count, start: start)

@@ -50,10 +50,16 @@ final class PackReader {
         guard !index.root.isNone, let value = try index.lookup(PackIndex.key(reference, order: keyOrder), reader: indexReader) else { return nil }
         guard case .packed(let packPage, let offset) = try PackIndex.decode(value, page: index.root.page, owner: reference.birth)
         else { return nil }
-        let page = try packPageBuffer(packPage)
-        let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
+        let (page, end) = try packPageWithEnd(packPage)
         let entry = try PackEntry.decode(page.readOnly, offset: offset, end: end, birth: reference.birth, packPage: packPage.page)
         return (entry, packPage, offset, entry.encodedByteCount(birth: reference.birth))
+    }
+
+    /// The size of the entry of the page born in `birth` at `offset` of `packPage` (its bytes
+    /// there), checked as ``entry(_:)`` checks it, without copying its delta.
+    func entryByteCount(in packPage: PageReference, offset: Int, birth: TransactionID) throws -> Int {
+        let (page, end) = try packPageWithEnd(packPage)
+        return try PackEntry.encodedByteCount(page.readOnly, offset: offset, end: end, birth: birth, packPage: packPage.page)
     }
 
     /// Rebuilds `reference` from its pack entry, never from its slot (verify checks every entry).
@@ -106,12 +112,17 @@ final class PackReader {
 
     /// A pack page, verified (checksum, identity, kind, birth) and cached like any page.
     func packPageBuffer(_ packPage: PageReference) throws -> PageBuffer {
+        try packPageWithEnd(packPage).page
+    }
+
+    /// A pack page and where its used bytes end, checked.
+    private func packPageWithEnd(_ packPage: PageReference) throws -> (page: PageBuffer, end: Int) {
         let page = try pageFile.read(packPage, kind: .pack, pageCount: pageCount, cached: true)
         let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
         guard end >= PackPage.entriesOffset, end <= page.pageSize else {
             throw StoreError.malformedPage(page: packPage.page, reason: "pack page's used bytes end at \(end)")
         }
-        return page
+        return (page, end)
     }
 
     private func checked(_ page: PageBuffer, reference: PageReference, kind: PageKind?) throws -> PageBuffer {
