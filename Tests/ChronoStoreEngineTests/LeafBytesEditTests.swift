@@ -171,6 +171,145 @@ struct LeafBytesEditTests {
         }
     }
 
+    /// A dirty leaf is edited in its own buffer (``NodeLayout/editCanonicalInPlace`` and
+    /// ``NodeLayout/removeCanonicalInPlace``): after every step of a random chain of inserts,
+    /// replacements (values of new sizes) and removals, the buffer, header aside, equals the page
+    /// the edited node encodes to, zero tail included, and the returned end is where it ends.
+    @Test func chainedInPlaceEditsOfALeafGiveTheSamePageAsTheDecodedNode() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests in-place seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let pageSize = 4096
+        for chain in 0..<80 {
+            let (node, first) = randomLeaf(Int.random(in: 1...40, using: &generator), pageSize: pageSize, generator: &generator)
+            let page = PageBuffer(pageSize: pageSize)
+            NodeLayout.encodeRemoving(LeafView(page: first), index: 0, into: page)
+            node.remove(at: 0)
+            page.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
+            for step in 0..<60 {
+                let view = LeafView(page: page)
+                let end = NodeLayout.canonicalLeafEnd(view)
+                let newEnd: Int
+                if node.keys.count > 1 && Int.random(in: 0..<3, using: &generator) == 0 {
+                    let index = Int.random(in: 0..<node.keys.count, using: &generator)
+                    newEnd = NodeLayout.removeCanonicalInPlace(page, end: end, index: index)
+                    node.remove(at: index)
+                } else {
+                    let replacing = !node.keys.isEmpty && Bool.random(using: &generator)
+                    let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
+                        : generator.bytes(Int.random(in: 1...12, using: &generator))
+                    let value = randomValue(&generator)
+                    let (index, found) = key.withUnsafeBytes { view.search($0) }
+                    let before = node.byteCount
+                    if found { node.replaceValue(at: index, with: value) } else { node.insert(key: key, value: value, at: index) }
+                    guard node.byteCount <= pageSize else {
+                        if found { node.replaceValue(at: index, with: view.value(at: index)) } else { node.remove(at: index) }
+                        #expect(node.byteCount == before)
+                        continue
+                    }
+                    newEnd = key.withUnsafeBytes {
+                        NodeLayout.editCanonicalInPlace(page, end: end, index: index, replacing: found, key: $0, value: value)
+                    }
+                }
+                page.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
+                #expect(newEnd == node.byteCount, "seed \(seed) chain \(chain) step \(step)")
+                #expect(newEnd == NodeLayout.canonicalLeafEnd(LeafView(page: page)), "seed \(seed) chain \(chain) step \(step)")
+                let expected = PageBuffer(pageSize: pageSize)
+                NodeLayout.encode(node, into: expected)
+                expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+                let sealed = PageBuffer(pageSize: pageSize)
+                sealed.bytes.copyMemory(from: page.readOnly)
+                sealed.bytes.storeLittleEndian(UInt8(0), at: PageHeader.flagsOffset)
+                sealed.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
+                #expect(Array(sealed.readOnly) == Array(expected.readOnly), "seed \(seed) chain \(chain) step \(step)")
+                try NodeLayout.validate(sealed, kind: .leaf)
+            }
+        }
+    }
+
+    /// A scan of a write transaction whose body edits the collection goes on from the last key it
+    /// passed: deleting every key visited (and putting a key before it) visits each original
+    /// key exactly once. Reading on in the pages it was reading, the scan skipped keys: a leaf
+    /// edited in place shifts its later entries under it, and a leaf merged into its neighbour
+    /// by the deletes takes its keys out of the branch the scan walks.
+    @Test func aScanWhoseBodyEditsTheCollectionVisitsEachOriginalKeyOnce() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("scan-edit.chrono"), options: StoreOptions())
+        defer { try? store.close() }
+        let original = (0..<300).map { bytes(String(format: "k%04d", $0 * 2)) }
+        let value = [UInt8](repeating: 7, count: 100)
+        try store.write { transaction in
+            for key in original { try transaction.put(key, value, in: "c") }
+        }
+        try store.write { transaction in
+            // One put a leaf or so: each leaf this transaction holds is then bytes of its own,
+            // which deletes would otherwise edit in place.
+            for key in original.enumerated().filter({ $0.offset % 10 == 0 }).map(\.element) {
+                try transaction.put(key, value, in: "c")
+            }
+            var visited: [[UInt8]] = []
+            try transaction.scan("c") { key, _ in
+                visited.append(key)
+                if key.first == UInt8(ascii: "k") {
+                    #expect(try transaction.delete(key, in: "c"))
+                    try transaction.put(bytes("a") + key, bytes("moved"), in: "c")
+                }
+                return true
+            }
+            #expect(visited == original, "each original key once, in order")
+            #expect(try transaction.count(in: "c") == 300)
+        }
+        #expect(try store.read { reader in try entries(reader, "c").map(\.0) } == original.map { bytes("a") + $0 })
+        #expect(try store.verify().isSound)
+    }
+
+    /// A transaction that dirties many leaves keeps at most about ``WriteTransaction/decodedLeafLimit``
+    /// of them decoded: the rest are held as page bytes, edited in place. Reads inside the
+    /// transaction, after commit and after reopening agree with a model; verify finds no damage.
+    @Test func aLargeTransactionHoldsMostOfItsLeavesAsBytes() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests large transaction seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let directory = try TemporaryDirectory()
+        let path = directory.file("large.chrono")
+        // Encoding starts past an eighth of the dirty limit; the limit itself is never reached.
+        let options = StoreOptions(dirtyPageLimit: 8_192)
+        let store = try Store.create(at: path, options: options)
+        var model: [[UInt8]: [UInt8]] = [:]
+        let transaction = try store.beginWrite()
+        for index in 0..<60_000 {
+            let key = generator.bytes(16)
+            let value = generator.bytes(Int.random(in: 100...200, using: &generator))
+            try transaction.put(key, value, in: "c")
+            model[key] = value
+            if index % 5 == 0, let victim = model.keys.first {
+                #expect(try transaction.delete(victim, in: "c"))
+                model[victim] = nil
+            }
+        }
+        var decoded = 0
+        var bytesHeld = 0
+        for page in transaction.dirty.values {
+            switch page {
+            case .leaf: decoded += 1
+            case .raw(_, .leaf, _): bytesHeld += 1
+            default: continue
+            }
+        }
+        #expect(transaction.spilled.isEmpty)
+        #expect(decoded + bytesHeld > 2 * WriteTransaction.decodedLeafLimit, "the test dirties enough leaves")
+        #expect(decoded <= WriteTransaction.decodedLeafLimit + 64, "decoded \(decoded), as bytes \(bytesHeld)")
+        #expect(try entries(transaction, "c").count == model.count, "seed \(seed)")
+        try transaction.commit()
+        try store.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        let stored = try reopened.read { try entries($0, "c") }
+        #expect(Dictionary(uniqueKeysWithValues: stored) == model, "seed \(seed)")
+        let report = try reopened.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+
     /// Many edits of the same leaves in one transaction, on a store file: the first copies each
     /// leaf's bytes, the next few edit those bytes, later ones decode the leaf. Reads inside the
     /// transaction, after commit and after reopening agree with a model; verify finds no damage.

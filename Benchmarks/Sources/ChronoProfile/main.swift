@@ -60,6 +60,7 @@ let count = arguments.count > 4 ? Int(arguments[4]) ?? 0 : 0
 let cacheMiB = arguments.count > 5 ? Int(arguments[5]) ?? 64 : 64
 var options = StoreOptions(durability: .durable, cacheByteCount: cacheMiB << 20, retention: .lastRoots(1))
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
+if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
 let collection = "records"
 /// `count` keys of loaded records, picked at random (the same ones in every run).
 func randomRecords(_ count: Int, of recordCount: Int) -> [[UInt8]] {

@@ -115,8 +115,9 @@ extension BTree {
             switch try editor.node(reference) {
             case .leaf(let node): return (node.byteCount, true)
             case .branch(let node): return (node.byteCount, false)
-            case .leafPage(let view): return (NodeLayout.decodeLeaf(view.page).byteCount, true)
-            case .branchPage(let view): return (NodeLayout.decodeBranch(view.page).byteCount, false)
+            // A committed page is sized in place: decoding it only to count would copy every key.
+            case .leafPage(let view): return (NodeLayout.leafLayout(view).byteCount, true)
+            case .branchPage(let view): return (view.byteCount, false)
             }
         }
         let (leftSize, isLeaf) = try size(left)

@@ -58,8 +58,8 @@ extension BTree {
     }
 
     /// Puts `value` under `key` into a leaf this transaction holds as bytes (`buffer`, on `page`),
-    /// by laying out a copy with the edit on the same page, when it fits and the leaf has not been
-    /// copied ``dirtyLeafByteEditLimit`` times already.
+    /// by editing the buffer in place, when it fits and the leaf has not been edited
+    /// ``dirtyLeafByteEditLimit`` times already.
     /// - Returns: the page and the value replaced (nil when the key is new), or nil when nothing changed.
     func putInDirtyLeafPage(
         _ buffer: PageBuffer, key: UnsafeRawBufferPointer, value: LeafValue, page: PageID, editor: some TreeEditing
@@ -72,10 +72,12 @@ extension BTree {
         if found { total -= view.entryByteCount(index) }
         guard total <= editor.pageSize else { return nil }
         let previous = found ? view.value(at: index) : nil
-        let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
-        NodeLayout.encodeEditedCanonical(view, end: end, index: index, replacing: found, key: key, value: value, into: copy)
-        Self.markLaidOut(copy, edits: edits + 1)
-        editor.setDirty(page, .raw(copy, kind: .leaf, count: found ? view.count : view.count + 1))
+        let count = found ? view.count : view.count + 1
+        // The buffer is this transaction's own: no reader sees it, and a scan of this transaction
+        // leaves the pages it was reading when its body edits (`WriteTransaction.scan`).
+        NodeLayout.editCanonicalInPlace(buffer, end: end, index: index, replacing: found, key: key, value: value)
+        Self.markLaidOut(buffer, edits: edits + 1)
+        editor.setDirty(page, .raw(buffer, kind: .leaf, count: count))
         return (page, previous)
     }
 
@@ -92,10 +94,10 @@ extension BTree {
         let end = NodeLayout.canonicalLeafEnd(view)
         guard end - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)
-        let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
-        NodeLayout.encodeRemovingCanonical(view, end: end, index: index, into: copy)
-        Self.markLaidOut(copy, edits: edits + 1)
-        editor.setDirty(page, .raw(copy, kind: .leaf, count: view.count - 1))
+        let count = view.count - 1
+        NodeLayout.removeCanonicalInPlace(buffer, end: end, index: index)
+        Self.markLaidOut(buffer, edits: edits + 1)
+        editor.setDirty(page, .raw(buffer, kind: .leaf, count: count))
         return removed
     }
 

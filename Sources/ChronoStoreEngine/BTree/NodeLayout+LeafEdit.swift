@@ -141,6 +141,86 @@ extension NodeLayout {
         zeroHeaderAndTail(bytes, from: cursor + end - resume)
     }
 
+    /// ``encodeEditedCanonical(_:end:index:replacing:key:value:into:)`` applied to the leaf's own
+    /// buffer: the entries after the edited one move by the size change (and the new offset
+    /// slot), those before it by the slot, and only bytes the leaf gave up are zeroed. No page is
+    /// allocated and the free tail is not rewritten. `key` and `value` must not point into
+    /// `page`. The caller has checked that the result fits.
+    /// - Returns: where the last entry now ends.
+    @discardableResult
+    static func editCanonicalInPlace(
+        _ page: PageBuffer, end: Int, index: Int, replacing: Bool, key: UnsafeRawBufferPointer, value: LeafValue
+    ) -> Int {
+        let bytes = page.bytes
+        let view = LeafView(page: page)
+        let oldCount = view.count
+        let count = replacing ? oldCount : oldCount + 1
+        let slotGrowth = 2 * (count - oldCount)
+        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
+        let split = index < oldCount ? view.entryOffset(index) : end
+        let resume = replacing ? split + view.entryByteCount(index) - 2 : split
+        let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
+        let shiftAfter = slotGrowth + newEntryByteCount - (resume - split)
+        let newEnd = end + shiftAfter
+        precondition(newEnd <= bytes.count && split <= resume && resume <= end, "leaf overflows its page")
+        let base = bytes.baseAddress!
+        // The entries move first: those after the edit, then those before it (an insert moves
+        // both right, the later run beyond where the earlier one lands). Neither touches the old
+        // offset slots, which are read below.
+        (base + resume + shiftAfter).moveInitializeMemory(
+            as: UInt8.self, from: (base + resume).assumingMemoryBound(to: UInt8.self), count: end - resume)
+        if slotGrowth > 0 {
+            (base + oldEntriesStart + slotGrowth).moveInitializeMemory(
+                as: UInt8.self, from: (base + oldEntriesStart).assumingMemoryBound(to: UInt8.self), count: split - oldEntriesStart)
+        }
+        // Then the offsets, highest slot first, so an insert reads each old slot before its
+        // neighbour overwrites it (the new last slot covers where the earlier run began).
+        for slot in stride(from: count - 1, to: index, by: -1) {
+            let from = replacing ? slot : slot - 1
+            bytes.storeLittleEndian(UInt16(view.entryOffset(from) + shiftAfter), at: leafOffsetsStart + 2 * slot)
+        }
+        bytes.storeLittleEndian(UInt16(split + slotGrowth), at: leafOffsetsStart + 2 * index)
+        if slotGrowth > 0 {
+            for slot in 0..<index {
+                bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
+            }
+        }
+        _ = storeLeafEntry(key: key, value: value, into: bytes, at: split + slotGrowth)
+        if newEnd < end { (base + newEnd).initializeMemory(as: UInt8.self, repeating: 0, count: end - newEnd) }
+        return newEnd
+    }
+
+    /// ``encodeRemovingCanonical(_:end:index:into:)`` applied to the leaf's own buffer; only the
+    /// bytes the leaf gives up are zeroed.
+    /// - Returns: where the last entry now ends.
+    @discardableResult
+    static func removeCanonicalInPlace(_ page: PageBuffer, end: Int, index: Int) -> Int {
+        let bytes = page.bytes
+        let view = LeafView(page: page)
+        let oldCount = view.count
+        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
+        let split = view.entryOffset(index)
+        let resume = split + view.entryByteCount(index) - 2
+        precondition(split <= resume && resume <= end && oldEntriesStart <= split, "removal outside the leaf")
+        let removed = resume - split
+        let base = bytes.baseAddress!
+        // Offsets, lowest first: each new slot reads the old slot at or above it.
+        for slot in 0..<index {
+            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) - 2), at: leafOffsetsStart + 2 * slot)
+        }
+        for slot in index..<(oldCount - 1) {
+            bytes.storeLittleEndian(UInt16(view.entryOffset(slot + 1) - 2 - removed), at: leafOffsetsStart + 2 * slot)
+        }
+        // The entries before the removed one move down over the last old slot, those after it
+        // down over the removed entry.
+        (base + oldEntriesStart - 2).moveInitializeMemory(
+            as: UInt8.self, from: (base + oldEntriesStart).assumingMemoryBound(to: UInt8.self), count: split - oldEntriesStart)
+        (base + split - 2).moveInitializeMemory(as: UInt8.self, from: (base + resume).assumingMemoryBound(to: UInt8.self), count: end - resume)
+        let newEnd = end - 2 - removed
+        (base + newEnd).initializeMemory(as: UInt8.self, repeating: 0, count: end - newEnd)
+        return newEnd
+    }
+
     /// ``encodeRemoving(_:index:into:)`` for a leaf laid out by these edits (ending at `end`).
     static func encodeRemovingCanonical(_ view: LeafView, end: Int, index: Int, into page: PageBuffer) {
         let bytes = page.bytes

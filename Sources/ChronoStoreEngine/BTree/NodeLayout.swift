@@ -260,6 +260,13 @@ struct BranchView {
         return offset + 2 + keyCount
     }
 
+    /// The size ``BranchNode/byteCount`` would give this branch decoded, from its keys' lengths.
+    var byteCount: Int {
+        var total = NodeLayout.branchBaseByteCount
+        for index in 0..<keyCount { total += NodeLayout.branchEntryFixedByteCount + key(at: index).count }
+        return total
+    }
+
     /// The child whose range holds `key`: the number of separators ≤ key.
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
         KeyOrder.childIndex(count: keyCount) { KeyOrder.compare(self.key(at: $0), key) }

@@ -63,6 +63,13 @@ extension CollectionReadingBase {
         _ collection: String, range: KeyRange = .all, reverse: Bool = false,
         _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
     ) throws {
+        try scanEntries(collection, range: range, reverse: reverse, body)
+    }
+
+    /// What ``scan(_:range:reverse:_:)`` does; a write transaction wraps it (see `WriteTransaction.scan`).
+    func scanEntries(
+        _ collection: String, range: KeyRange, reverse: Bool, _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
+    ) throws {
         guard let entry = try collectionEntry(named: collection) else { return }
         try BTree(root: entry.root, owner: .history).scan(range, reverse: reverse, reader: collectionReader) { key, value in
             try body(Array(key), try resolve(value))

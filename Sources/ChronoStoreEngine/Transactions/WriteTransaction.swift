@@ -43,6 +43,12 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @exclusivity(unchecked) var introducedPages: Set<PageID> = []
     /// Pages written out before commit to keep memory bounded (see `spillIfNeeded`).
     @exclusivity(unchecked) var spilled: Set<PageID> = []
+    /// Pages put into `dirty` as decoded leaves since decoded leaves were last encoded back into
+    /// page bytes (see `spillIfNeeded`); a page may appear more than once.
+    @exclusivity(unchecked) var leavesDecodedSinceEncoding: [PageID] = []
+    /// Edits made through ``put(_:_:in:)``, ``delete(_:in:)`` and ``dropCollection(_:)``: a scan
+    /// whose body edits stops reading the pages it was reading (see ``scan(_:range:reverse:_:)``).
+    private var editCount = 0
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
 
@@ -120,6 +126,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             buffer.bytes.storeLittleEndian(page.rawValue, at: PageHeader.pageIDOffset)
             buffer.bytes.storeLittleEndian(transaction.rawValue, at: PageHeader.birthOffset)
         }
+        if case .leaf = content { leavesDecodedSinceEncoding.append(page) }
         dirty[page] = content
     }
 
@@ -172,6 +179,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     ///   ``StoreError/invalidCollectionName(_:)``, or an error reading a damaged page.
     package func put(_ key: [UInt8], _ value: [UInt8], in collection: String) throws {
         try checkActive()
+        editCount += 1
         try spillIfNeeded()
         let name: [UInt8]
         var state: CollectionState
@@ -196,6 +204,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @discardableResult
     package func delete(_ key: [UInt8], in collection: String) throws -> Bool {
         try checkActive()
+        editCount += 1
         try spillIfNeeded()
         let name: [UInt8]
         let loaded: CollectionState?
@@ -222,6 +231,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @discardableResult
     package func dropCollection(_ collection: String) throws -> Bool {
         try checkActive()
+        editCount += 1
         let name = try CollectionEntry.validateName(collection)
         guard let state = try loadCollection(name) else { return false }
         var pages: [PageReference] = []
@@ -247,11 +257,71 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 
     func markFinished() { isFinished = true }
 
-    /// Keeps a large transaction's memory bounded: past `dirtyPageLimit` pages, writes its leaf
-    /// and large-value pages to their (free, uncommitted) places in the file and drops them from
-    /// memory. A spilled page that is edited again is read back and copied like a committed one.
+    /// Calls `body` with each entry of `collection` in `range`, as ``CollectionReading`` says.
+    ///
+    /// `body` may edit this transaction, the scanned collection included: the scan then acts as a
+    /// cursor, going on from the key it last passed to `body` in the collection as edited, so it
+    /// visits each key at most once, never one deleted before it got there, and a key put beyond
+    /// its position when it gets there. (An edit can move entries between pages, merge leaves or
+    /// edit a leaf's bytes in place: the pages the scan was reading are left at once.) O(log n)
+    /// more per edit.
+    package func scan(
+        _ collection: String, range: KeyRange = .all, reverse: Bool = false,
+        _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
+    ) throws {
+        var remaining = range
+        while true {
+            let editsBefore = editCount
+            var resumeAfter: [UInt8]?
+            try scanEntries(collection, range: remaining, reverse: reverse) { key, value in
+                guard try body(key, value) else { return false }
+                if editCount != editsBefore {
+                    resumeAfter = key
+                    return false
+                }
+                return true
+            }
+            guard let key = resumeAfter else { return }
+            if reverse { remaining.upper = KeyBound(key, inclusive: false) } else { remaining.lower = KeyBound(key, inclusive: false) }
+        }
+    }
+
+    /// Replaces every decoded dirty leaf by its page bytes, laid out as byte edits expect.
+    private func encodeDecodedLeaves() {
+        let pages = leavesDecodedSinceEncoding
+        leavesDecodedSinceEncoding = []
+        for page in pages {
+            guard case .leaf(let node)? = dirty[page] else { continue }
+            let buffer = PageBuffer(pageSize: pageSize)
+            NodeLayout.encode(node, into: buffer)
+            BTree.markLaidOut(buffer, edits: 0)
+            setDirty(page, .raw(buffer, kind: .leaf, count: node.keys.count))
+        }
+    }
+
+    /// Decoded leaves held at most (about 5 KiB each for small entries, where the same leaf as
+    /// page bytes takes 4 KiB, and sealing it at commit a second 4 KiB).
+    static let decodedLeafLimit = 1_024
+
+    /// Keeps a large transaction's memory bounded, in two steps.
+    ///
+    /// Once the transaction holds more than an eighth of `dirtyPageLimit` pages, every
+    /// ``decodedLeafLimit`` leaves decoded since the last time that are still decoded are encoded
+    /// back into page bytes, which further edits change in place as bytes (a leaf edited many
+    /// more times is decoded again), and which commit seals without another copy. A bulk load of a
+    /// million records then holds its tree as about 4 KiB a leaf rather than a decoded node and,
+    /// at commit, its sealed copy. Smaller transactions keep their decoded leaves, which many
+    /// edits of one leaf change faster.
+    ///
+    /// Past `dirtyPageLimit` pages, writes its leaf and large-value pages to their (free,
+    /// uncommitted) places in the file and drops them from memory. A spilled page that is edited
+    /// again is read back and copied like a committed one.
+    ///
     /// Called between edits, when no tree operation holds a leaf or large value it will change.
     func spillIfNeeded() throws {
+        if leavesDecodedSinceEncoding.count > Self.decodedLeafLimit, dirty.count > store.options.dirtyPageLimit / 8 {
+            encodeDecodedLeaves()
+        }
         guard dirty.count > store.options.dirtyPageLimit else { return }
         var pages: [PageBuffer] = []
         for (page, content) in dirty {
