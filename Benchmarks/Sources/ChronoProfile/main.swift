@@ -9,7 +9,8 @@
 //   deletes STORE RECORDS              delete every other record in one durable transaction
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
-// operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map.
+// operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
+// CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit).
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
 //   strip --strip-debug .build/release/chrono-profile
