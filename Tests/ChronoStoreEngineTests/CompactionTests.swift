@@ -44,6 +44,98 @@ struct CompactionTests {
         #expect(try contents(of: reopened) == expected)
     }
 
+    /// Compaction copies entries from the old leaves as bytes: every new leaf is exactly the page
+    /// the decoded build lays out for the same entries (full pages, keys in order), large values
+    /// beyond the threshold move and read back, and the stored contents are unchanged.
+    @Test func compactionLaysOutTheSameFullLeavesAsTheDecodedBuild() throws {
+        let directory = try TemporaryDirectory()
+        var generator = SeededGenerator(seed: 9)
+        let store = try Store.create(at: directory.file("bytes.chrono"), options: StoreOptions(retention: .lastRoots(1)))
+        defer { try? store.close() }
+        let keys = (0..<6_000).map { _ in generator.bytes(Int.random(in: 4...40, using: &generator)) }
+        try store.write { transaction in
+            for (index, key) in keys.enumerated() {
+                // Every 500th value is large (overflow pages), the rest of varied sizes.
+                let value = index % 500 == 0 ? generator.bytes(20_000) : generator.bytes(Int.random(in: 0...300, using: &generator))
+                try transaction.put(key, value, in: "data")
+            }
+        }
+        try store.write { transaction in
+            for key in keys.enumerated().filter({ $0.offset % 3 != 0 }).map(\.element) { try transaction.delete(key, in: "data") }
+        }
+        let expected = try contents(of: store)
+        let report = try store.compact()
+        #expect(report.pagesMoved > 0)
+        #expect(try contents(of: store) == expected)
+        let verification = try store.verify()
+        #expect(verification.isSound && verification.leakedPageCount == 0, "\(verification)")
+        // The leaves, in order, against the decoded build of the same entries.
+        try store.read { reader in
+            let root = try #require(try reader.collectionEntry(named: "data")).root
+            var leaves: [PageBuffer] = []
+            func walk(_ reference: PageReference) throws {
+                switch try reader.treeReader.node(reference) {
+                case .leafPage(let view): leaves.append(view.page)
+                case .branchPage(let view): for index in 0...view.keyCount { try walk(view.child(at: index)) }
+                default: Issue.record("a committed tree holds decoded nodes")
+                }
+            }
+            try walk(root)
+            var entries: [([UInt8], LeafValue)] = []
+            for page in leaves {
+                let view = LeafView(page: page)
+                for index in 0..<view.count { entries.append((Array(view.key(at: index)), view.value(at: index))) }
+            }
+            #expect(entries.count == expected["data"]!.count)
+            var expectedLeaves: [LeafNode] = []
+            var node = LeafNode()
+            for (key, value) in entries {
+                if !node.keys.isEmpty, node.byteCount + NodeLayout.leafEntryByteCount(key: key, value: value) > store.pageSize {
+                    expectedLeaves.append(node)
+                    node = LeafNode()
+                }
+                node.insert(key: key, value: value, at: node.keys.count)
+            }
+            expectedLeaves.append(node)
+            #expect(leaves.count == expectedLeaves.count)
+            for (page, node) in zip(leaves, expectedLeaves) {
+                let laidOut = PageBuffer(pageSize: store.pageSize)
+                NodeLayout.encode(node, into: laidOut)
+                let body = PageHeader.byteCount..<store.pageSize
+                #expect(Array(page.readOnly[body]) == Array(laidOut.readOnly[body]))
+            }
+        }
+    }
+
+    /// A collection tree whose leaves hold keys out of order (a damaged file that still passes each
+    /// page's checksum) makes compaction fail with an error naming the leaf; nothing changes.
+    @Test func compactionOfLeavesOutOfOrderIsAnErrorNamingTheLeaf() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("order.chrono")
+        var store = try Store.create(at: path, options: StoreOptions(retention: .lastRoots(1)))
+        try store.write { transaction in
+            for index in 0..<2_000 { try transaction.put(bytes(String(format: "k%05d", index)), [UInt8](repeating: 1, count: 60), in: "data") }
+        }
+        let pageSize = store.pageSize
+        // The first key of the second leaf becomes smaller than every key of the first leaf.
+        let before = try contents(of: store)
+        let second: PageID = try store.read { reader in
+            let root = try #require(try reader.collectionEntry(named: "data")).root
+            guard case .branchPage(let view) = try reader.treeReader.node(root) else { throw StoreError.transactionFailed }
+            return view.child(at: 1).page
+        }
+        try store.close()
+        try PageCrafting.edit(path, page: second, pageSize: pageSize) { bytes in
+            let offset = Int(bytes.loadLittleEndian(at: NodeLayout.leafOffsetsStart, as: UInt16.self))
+            bytes.storeLittleEndian(UInt8(ascii: "a"), at: offset + NodeLayout.leafEntryHeaderByteCount)
+        }
+        store = try Store.open(at: path, options: StoreOptions(cacheByteCount: 0, retention: .lastRoots(1)))
+        defer { try? store.close() }
+        let error = #expect(throws: StoreError.self) { try store.compact() }
+        if case .malformedPage(let page, _)? = error { #expect(page == second) } else { Issue.record("expected malformedPage, got \(String(describing: error))") }
+        #expect(before["data"]?.count == 2_000)
+    }
+
     @Test func compactionKeepsUndoAndAnOpenReadersRoot() throws {
         let directory = try TemporaryDirectory()
         var generator = SeededGenerator(seed: 6)

@@ -23,6 +23,16 @@ extension BTree {
             leaf.insert(key: key, value: value, at: leaf.keys.count)
         }
         try flushLeaf()
+        return try build(leaves: level, owner: owner, editor: editor)
+    }
+
+    /// Builds the branch levels above `leaves` (in key order, each with its first key), packing
+    /// each branch as full as a page allows. Returns the new root.
+    static func build(
+        leaves: [(firstKey: [UInt8], reference: PageReference)], owner: PageOwner, editor: some TreeEditing
+    ) throws -> PageReference {
+        guard !leaves.isEmpty else { return .none }
+        var level = leaves
         while level.count > 1 { level = try buildBranchLevel(level, owner: owner, editor: editor) }
         return level[0].reference
     }

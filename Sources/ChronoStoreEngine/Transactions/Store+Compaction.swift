@@ -185,28 +185,55 @@ struct Relocator {
 
     /// Rebuilds a collection tree with every page full, on the lowest free pages; large values
     /// beyond the threshold move too. The old tree's nodes go on the deadlist.
+    ///
+    /// The entries are copied from the old leaves as bytes (`LeafPageBuilder`), in key order as a
+    /// walk of the old tree meets them; only an entry whose large value moves is laid out anew.
     private mutating func rebuild(_ root: PageReference, in transaction: WriteTransaction) throws -> PageReference {
         guard !root.isNone else { return root }
-        var entries: [([UInt8], LeafValue)] = []
-        try BTree(root: root, owner: .history).scan(.all, reverse: false, reader: transaction) { key, value in
-            entries.append((Array(key), value))
-            return true
-        }
-        for index in entries.indices {
-            guard case .overflow(let large) = entries[index].1, try needsMove(large, transaction) else { continue }
-            let bytes = try Overflow.read(large, reader: transaction)
-            try Overflow.release(large, owner: .history, editor: transaction)
-            entries[index].1 = .overflow(try Overflow.write(bytes, owner: .history, editor: transaction))
-        }
         var oldNodes: [PageReference] = []
         try collectNodes(root, transaction, into: &oldNodes)
+        var builder = LeafPageBuilder(pageSize: transaction.pageSize, owner: .history)
+        for node in oldNodes {
+            switch try transaction.node(node) {
+            case .leafPage(let view):
+                for index in 0..<view.count {
+                    if view.holdsLargeValue(index), case .overflow(let large) = view.value(at: index), try needsMove(large, transaction) {
+                        let moved = try moveLargeValue(large, in: transaction)
+                        try builder.append(key: view.key(at: index), value: moved, page: node.page, editor: transaction)
+                    } else {
+                        try builder.append(view, index, page: node.page, editor: transaction)
+                    }
+                }
+            case .leaf(let leaf):
+                // Rewritten earlier in this transaction (not how compaction meets a collection
+                // tree, but handled alike).
+                for index in leaf.keys.indices {
+                    var value = leaf.values[index]
+                    if case .overflow(let large) = value, try needsMove(large, transaction) {
+                        value = try moveLargeValue(large, in: transaction)
+                    }
+                    try leaf.keys[index].withUnsafeBytes {
+                        try builder.append(key: $0, value: value, page: node.page, editor: transaction)
+                    }
+                }
+            case .branchPage, .branch:
+                continue
+            }
+        }
         for node in oldNodes {
             transaction.releasePage(node, owner: .history)
             if node.page.rawValue >= threshold { moved += 1 }
         }
         examined += oldNodes.count
         try progress(CompactionProgress(pagesDone: examined, pagesTotal: max(total, examined)))
-        return try BTree.build(from: entries, owner: .history, editor: transaction)
+        return try builder.finish(editor: transaction)
+    }
+
+    /// Copies a large value onto pages below the threshold; the old pages go on the deadlist.
+    private func moveLargeValue(_ large: OverflowReference, in transaction: WriteTransaction) throws -> LeafValue {
+        let bytes = try Overflow.read(large, reader: transaction)
+        try Overflow.release(large, owner: .history, editor: transaction)
+        return .overflow(try Overflow.write(bytes, owner: .history, editor: transaction))
     }
 
     private func collectNodes(
