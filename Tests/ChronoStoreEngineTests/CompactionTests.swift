@@ -107,6 +107,32 @@ struct CompactionTests {
         }
     }
 
+    /// A compaction whose new tree is larger than the dirty-page limit writes finished leaves out
+    /// early, like any large transaction, and keeps every record; the store verifies and reopens.
+    @Test func aCompactionLargerThanTheDirtyLimitSpillsAndKeepsEveryRecord() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("spill.chrono")
+        var generator = SeededGenerator(seed: 10)
+        let options = StoreOptions(retention: .lastRoots(1), dirtyPageLimit: 64)
+        let store = try Store.create(at: path, options: options)
+        let keys = (0..<8_000).map { _ in generator.bytes(24) }
+        try Self.load(store, keys: keys, generator: &generator)
+        try store.write { transaction in
+            for key in keys[..<4_000] { try transaction.delete(key, in: "data") }
+        }
+        let expected = try contents(of: store)
+        let report = try store.compact()
+        #expect(report.pagesMoved > 64, "the rebuilt tree exceeds the dirty limit")
+        #expect(report.byteCountAfter < report.byteCountBefore)
+        #expect(try contents(of: store) == expected)
+        let verification = try store.verify()
+        #expect(verification.isSound && verification.leakedPageCount == 0, "\(verification)")
+        try store.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        #expect(try contents(of: reopened) == expected)
+    }
+
     /// A collection tree whose leaves hold keys out of order (a damaged file that still passes each
     /// page's checksum) makes compaction fail with an error naming the leaf; nothing changes.
     @Test func compactionOfLeavesOutOfOrderIsAnErrorNamingTheLeaf() throws {

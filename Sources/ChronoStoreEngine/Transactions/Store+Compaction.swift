@@ -219,6 +219,9 @@ struct Relocator {
             case .branchPage, .branch:
                 continue
             }
+            // The new leaves written so far are finished: past the dirty limit they are written
+            // out like any large transaction's.
+            try transaction.spillIfNeeded()
         }
         for node in oldNodes {
             transaction.releasePage(node, owner: .history)
