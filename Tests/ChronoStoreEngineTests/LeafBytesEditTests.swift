@@ -263,6 +263,38 @@ struct LeafBytesEditTests {
         #expect(try store.verify().isSound)
     }
 
+    /// The same cursor reversed, within bounds: deleting each key visited in a reverse scan of a
+    /// bounded range visits every key of the range once, from the top, and stops when the body
+    /// says so even after an edit.
+    @Test func aReverseBoundedScanWhoseBodyDeletesVisitsEachKeyOfTheRangeOnce() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("reverse-edit.chrono"), options: StoreOptions())
+        defer { try? store.close() }
+        let keys = (0..<400).map { bytes(String(format: "k%04d", $0)) }
+        try store.write { transaction in
+            for key in keys { try transaction.put(key, [UInt8](repeating: 3, count: 90), in: "c") }
+        }
+        try store.write { transaction in
+            let range = KeyRange(lower: KeyBound(keys[50], inclusive: false), upper: KeyBound(keys[350], inclusive: true))
+            var visited: [[UInt8]] = []
+            try transaction.scan("c", range: range, reverse: true) { key, _ in
+                visited.append(key)
+                #expect(try transaction.delete(key, in: "c"))
+                return true
+            }
+            #expect(visited == Array(keys[51...350].reversed()))
+            var stopped: [[UInt8]] = []
+            try transaction.scan("c") { key, _ in
+                stopped.append(key)
+                try transaction.put(key, bytes("edited"), in: "c")
+                return stopped.count < 3
+            }
+            #expect(stopped == Array(keys[0..<3]))
+            #expect(try transaction.count(in: "c") == 100)
+        }
+        #expect(try store.verify().isSound)
+    }
+
     /// A transaction that dirties many leaves keeps at most about ``WriteTransaction/decodedLeafLimit``
     /// of them decoded: the rest are held as page bytes, edited in place. Reads inside the
     /// transaction, after commit and after reopening agree with a model; verify finds no damage.
@@ -289,13 +321,19 @@ struct LeafBytesEditTests {
         }
         var decoded = 0
         var bytesHeld = 0
+        var unmarked = 0
         for page in transaction.dirty.values {
             switch page {
             case .leaf: decoded += 1
-            case .raw(_, .leaf, _): bytesHeld += 1
+            case .raw(let buffer, .leaf, _):
+                bytesHeld += 1
+                // Marked for byte edits: the next put into it edits the bytes, not a decode.
+                let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
+                if flags & 0x80 == 0 { unmarked += 1 }
             default: continue
             }
         }
+        #expect(unmarked == 0, "\(unmarked) of \(bytesHeld) leaves held as bytes are not open to byte edits")
         #expect(transaction.spilled.isEmpty)
         #expect(decoded + bytesHeld > 2 * WriteTransaction.decodedLeafLimit, "the test dirties enough leaves")
         #expect(decoded <= WriteTransaction.decodedLeafLimit + 64, "decoded \(decoded), as bytes \(bytesHeld)")

@@ -115,7 +115,8 @@ extension BTree {
             switch try editor.node(reference) {
             case .leaf(let node): return (node.byteCount, true)
             case .branch(let node): return (node.byteCount, false)
-            // A committed page is sized in place: decoding it only to count would copy every key.
+            // A page (committed, or this transaction's leaf bytes) is sized in place: decoding it
+            // only to count would copy every key.
             case .leafPage(let view): return (NodeLayout.leafLayout(view).byteCount, true)
             case .branchPage(let view): return (view.byteCount, false)
             }

@@ -1,13 +1,14 @@
-// Leaf copy-on-write on page bytes: a put or delete that needs no split or merge copies the page's entries.
+// Leaf edits on page bytes: a put or delete that needs no split or merge copies a committed page's
+// entries onto a new page, or edits this transaction's own leaf buffer in place.
 
 extension BTree {
     /// Puts `value` under `key` into the committed leaf page `view` by writing a copy of the page
     /// with the edit applied on a fresh page (the old one is released), when the result fits.
     ///
-    /// A leaf this transaction already copied as bytes is edited the same way on its own page,
-    /// up to ``dirtyLeafByteEditLimit`` times (see ``putInDirtyLeafPage(_:key:value:page:editor:)``);
+    /// A leaf this transaction already holds as bytes is edited in its own buffer, up to
+    /// ``dirtyLeafByteEditLimit`` times (see ``putInDirtyLeafPage(_:key:value:page:editor:)``);
     /// after that it is decoded once and edited as a node, which is cheaper for many edits of one
-    /// leaf (a bulk load) than copying the page each time.
+    /// leaf (a bulk load) than moving the page's bytes each time.
     /// - Returns: the leaf's new reference and the value replaced, or nil when the leaf is not
     ///   committed or would overflow (nothing was changed: the caller decodes it and splits it).
     func putInLeafPage(
@@ -35,23 +36,23 @@ extension BTree {
         return (PageReference(page: page, birth: editor.transaction), previous)
     }
 
-    /// Edits of one leaf, within a transaction, made by copying its bytes; later edits decode it.
-    /// The pack index, the free tree and the history trees edit most leaves once or twice a
-    /// commit, where a copy (two block moves and a pass over the offsets) beats a decode (one
-    /// allocation per entry).
+    /// Edits of one leaf, within a transaction, made on its bytes; later edits decode it. The pack
+    /// index, the free tree and the history trees edit most leaves once or twice a commit, where a
+    /// byte edit (two block moves and a pass over the offsets) beats a decode (one allocation per
+    /// entry); a leaf edited many times (a bulk load) is cheaper to edit as a node.
     static var dirtyLeafByteEditLimit: UInt8 { 16 }
 
     /// A dirty leaf buffer's header flags byte, until sealing writes it as 0: bit 7 says an edit
     /// laid the leaf out (``NodeLayout/canonicalLeafEnd(_:)``), bits 0–6 count the edits since
-    /// it was copied from a committed page.
+    /// it was copied from a committed page or encoded back from a node (`encodeDecodedLeaves`).
     private static let laidOutByEdit: UInt8 = 0x80
 
     static func markLaidOut(_ buffer: PageBuffer, edits: UInt8) {
         buffer.bytes.storeLittleEndian(laidOutByEdit | edits, at: PageHeader.flagsOffset)
     }
 
-    /// The byte edits made so far of a dirty leaf buffer laid out by an edit, or nil when
-    /// something else laid it out (a node encoded whole, a page copied as it was stored).
+    /// The byte edits made so far of a dirty leaf buffer marked as laid out for byte edits, or
+    /// nil when it is not marked (a page copied as it was stored, a leaf compaction built).
     private static func byteEdits(of buffer: PageBuffer) -> UInt8? {
         let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
         return flags & laidOutByEdit != 0 ? flags & ~laidOutByEdit : nil

@@ -40,6 +40,10 @@ extension BTree {
     /// The descent is bounded by ``KeyInterval/maximumDepth`` and checks every node against the
     /// separators above it, so a damaged tree (a cycle, a page reached twice, keys out of order)
     /// ends the scan with an error instead of looping or repeating entries.
+    /// `body` must not edit this tree through `reader` (a write transaction): an edit can change
+    /// a leaf the scan is reading in place, or move its entries. Collect what to change, then edit
+    /// after the scan, as the engine's own scans do; `WriteTransaction.scan` instead starts again
+    /// past the last key after a body that edited.
     /// - Returns: false when `body` stopped the scan.
     /// - Throws: a damage ``StoreError`` naming the page, or what `body` throws.
     @discardableResult

@@ -48,7 +48,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @exclusivity(unchecked) var leavesDecodedSinceEncoding: [PageID] = []
     /// Edits made through ``put(_:_:in:)``, ``delete(_:in:)`` and ``dropCollection(_:)``: a scan
     /// whose body edits stops reading the pages it was reading (see ``scan(_:range:reverse:_:)``).
-    private var editCount = 0
+    @exclusivity(unchecked) private var editCount = 0
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
 
@@ -262,9 +262,10 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// `body` may edit this transaction, the scanned collection included: the scan then acts as a
     /// cursor, going on from the key it last passed to `body` in the collection as edited, so it
     /// visits each key at most once, never one deleted before it got there, and a key put beyond
-    /// its position when it gets there. (An edit can move entries between pages, merge leaves or
-    /// edit a leaf's bytes in place: the pages the scan was reading are left at once.) O(log n)
-    /// more per edit.
+    /// its position when it gets there (a body that keeps putting keys ahead of the scan keeps it
+    /// going). An edit can move entries between pages, merge leaves or edit a leaf's bytes in
+    /// place, so the pages the scan was reading are left at once. Each restart costs a descent and
+    /// the comparisons up to the position in its leaf: O(log n + entries in a leaf) per edit.
     package func scan(
         _ collection: String, range: KeyRange = .all, reverse: Bool = false,
         _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool
@@ -299,8 +300,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         }
     }
 
-    /// Decoded leaves held at most (about 5 KiB each for small entries, where the same leaf as
-    /// page bytes takes 4 KiB, and sealing it at commit a second 4 KiB).
+    /// Leaves decoded between two encodings back into bytes, once a transaction is large (see
+    /// `spillIfNeeded`): a decoded leaf of small entries takes about 5 KiB, the same leaf as page
+    /// bytes 4 KiB, and sealing a decoded leaf at commit another 4 KiB.
     static let decodedLeafLimit = 1_024
 
     /// Keeps a large transaction's memory bounded, in two steps.
