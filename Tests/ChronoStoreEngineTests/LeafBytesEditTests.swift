@@ -115,30 +115,39 @@ struct LeafBytesEditTests {
         #expect(try store.verify().isSound)
     }
 
-    /// A leaf laid out by an edit is edited again by block copies (``NodeLayout/encodeEditedCanonical``
-    /// and ``NodeLayout/encodeRemovingCanonical``): after every step of a random chain of
-    /// inserts, replacements (values of new sizes) and removals, the page equals the one the
-    /// edited node encodes to.
-    @Test func chainedEditsOfALeafLaidOutByAnEditGiveTheSamePageAsTheDecodedNode() throws {
+    /// One edit of a chain: remove entry `index`, or put `key` (replacing when `found`) at `index`.
+    private enum ChainEdit {
+        case remove(index: Int)
+        case put(key: [UInt8], value: LeafValue, index: Int, found: Bool)
+    }
+
+    /// Random chains of inserts, replacements (values of new sizes) and removals, applied by
+    /// `apply` to a leaf laid out by an edit (it returns the page now holding the leaf) and to the
+    /// decoded node; after every step the page, header aside, must equal the page the node
+    /// encodes to, zero tail included, be a valid leaf, and end where `apply` says (when it says).
+    private func runEditChains(
+        _ name: String, chains: Int, steps: Int, removalOdds: Int,
+        apply: (PageBuffer, _ end: Int, ChainEdit) -> (page: PageBuffer, reportedEnd: Int?)
+    ) throws {
         let seed = SeededGenerator.seed()
-        print("LeafBytesEditTests chained seed: \(seed)")
+        print("LeafBytesEditTests \(name) seed: \(seed)")
         var generator = SeededGenerator(seed: seed)
         let pageSize = 4096
-        for chain in 0..<60 {
+        for chain in 0..<chains {
             let (node, first) = randomLeaf(Int.random(in: 1...40, using: &generator), pageSize: pageSize, generator: &generator)
             // The chain starts from a committed page copied by an edit (removing its first entry).
             var page = PageBuffer(pageSize: pageSize)
             NodeLayout.encodeRemoving(LeafView(page: first), index: 0, into: page)
             node.remove(at: 0)
             page.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
-            for step in 0..<40 {
+            for step in 0..<steps {
                 let view = LeafView(page: page)
                 let end = NodeLayout.canonicalLeafEnd(view)
-                let next = PageBuffer(uninitializedPageSize: pageSize)
-                if !node.keys.isEmpty && Int.random(in: 0..<4, using: &generator) == 0 {
+                let edit: ChainEdit
+                if node.keys.count > 1 && Int.random(in: 0..<removalOdds, using: &generator) == 0 {
                     let index = Int.random(in: 0..<node.keys.count, using: &generator)
-                    NodeLayout.encodeRemovingCanonical(view, end: end, index: index, into: next)
                     node.remove(at: index)
+                    edit = .remove(index: index)
                 } else {
                     let replacing = !node.keys.isEmpty && Bool.random(using: &generator)
                     let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
@@ -153,67 +162,13 @@ struct LeafBytesEditTests {
                         #expect(node.byteCount == before)
                         continue
                     }
-                    key.withUnsafeBytes {
-                        NodeLayout.encodeEditedCanonical(view, end: end, index: index, replacing: found, key: $0, value: value, into: next)
-                    }
+                    edit = .put(key: key, value: value, index: index, found: found)
                 }
-                next.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
-                let expected = PageBuffer(pageSize: pageSize)
-                NodeLayout.encode(node, into: expected)
-                expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
-                let sealed = PageBuffer(pageSize: pageSize)
-                sealed.bytes.copyMemory(from: next.readOnly)
-                sealed.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
-                #expect(Array(sealed.readOnly) == Array(expected.readOnly), "seed \(seed) chain \(chain) step \(step)")
-                try NodeLayout.validate(sealed, kind: .leaf)
+                let (next, reportedEnd) = apply(page, end, edit)
                 page = next
-            }
-        }
-    }
-
-    /// A dirty leaf is edited in its own buffer (``NodeLayout/editCanonicalInPlace`` and
-    /// ``NodeLayout/removeCanonicalInPlace``): after every step of a random chain of inserts,
-    /// replacements (values of new sizes) and removals, the buffer, header aside, equals the page
-    /// the edited node encodes to, zero tail included, and the returned end is where it ends.
-    @Test func chainedInPlaceEditsOfALeafGiveTheSamePageAsTheDecodedNode() throws {
-        let seed = SeededGenerator.seed()
-        print("LeafBytesEditTests in-place seed: \(seed)")
-        var generator = SeededGenerator(seed: seed)
-        let pageSize = 4096
-        for chain in 0..<80 {
-            let (node, first) = randomLeaf(Int.random(in: 1...40, using: &generator), pageSize: pageSize, generator: &generator)
-            let page = PageBuffer(pageSize: pageSize)
-            NodeLayout.encodeRemoving(LeafView(page: first), index: 0, into: page)
-            node.remove(at: 0)
-            page.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
-            for step in 0..<60 {
-                let view = LeafView(page: page)
-                let end = NodeLayout.canonicalLeafEnd(view)
-                let newEnd: Int
-                if node.keys.count > 1 && Int.random(in: 0..<3, using: &generator) == 0 {
-                    let index = Int.random(in: 0..<node.keys.count, using: &generator)
-                    newEnd = NodeLayout.removeCanonicalInPlace(page, end: end, index: index)
-                    node.remove(at: index)
-                } else {
-                    let replacing = !node.keys.isEmpty && Bool.random(using: &generator)
-                    let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
-                        : generator.bytes(Int.random(in: 1...12, using: &generator))
-                    let value = randomValue(&generator)
-                    let (index, found) = key.withUnsafeBytes { view.search($0) }
-                    let before = node.byteCount
-                    if found { node.replaceValue(at: index, with: value) } else { node.insert(key: key, value: value, at: index) }
-                    guard node.byteCount <= pageSize else {
-                        if found { node.replaceValue(at: index, with: view.value(at: index)) } else { node.remove(at: index) }
-                        #expect(node.byteCount == before)
-                        continue
-                    }
-                    newEnd = key.withUnsafeBytes {
-                        NodeLayout.editCanonicalInPlace(page, end: end, index: index, replacing: found, key: $0, value: value)
-                    }
-                }
                 page.bytes.storeLittleEndian(UInt16(node.keys.count), at: PageHeader.countOffset)
-                #expect(newEnd == node.byteCount, "seed \(seed) chain \(chain) step \(step)")
-                #expect(newEnd == NodeLayout.canonicalLeafEnd(LeafView(page: page)), "seed \(seed) chain \(chain) step \(step)")
+                if let reportedEnd { #expect(reportedEnd == node.byteCount, "seed \(seed) chain \(chain) step \(step)") }
+                #expect(NodeLayout.canonicalLeafEnd(LeafView(page: page)) == node.byteCount, "seed \(seed) chain \(chain) step \(step)")
                 let expected = PageBuffer(pageSize: pageSize)
                 NodeLayout.encode(node, into: expected)
                 expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: node.keys.count)
@@ -224,6 +179,41 @@ struct LeafBytesEditTests {
                 #expect(Array(sealed.readOnly) == Array(expected.readOnly), "seed \(seed) chain \(chain) step \(step)")
                 try NodeLayout.validate(sealed, kind: .leaf)
             }
+        }
+    }
+
+    /// A leaf laid out by an edit is copied with another edit by block copies
+    /// (``NodeLayout/encodeEditedCanonical`` and ``NodeLayout/encodeRemovingCanonical``).
+    @Test func chainedEditsOfALeafLaidOutByAnEditGiveTheSamePageAsTheDecodedNode() throws {
+        try runEditChains("chained", chains: 60, steps: 40, removalOdds: 4) { page, end, edit in
+            let view = LeafView(page: page)
+            let next = PageBuffer(uninitializedPageSize: page.bytes.count)
+            switch edit {
+            case .remove(let index):
+                NodeLayout.encodeRemovingCanonical(view, end: end, index: index, into: next)
+            case .put(let key, let value, let index, let found):
+                key.withUnsafeBytes {
+                    NodeLayout.encodeEditedCanonical(view, end: end, index: index, replacing: found, key: $0, value: value, into: next)
+                }
+            }
+            return (next, nil)
+        }
+    }
+
+    /// A dirty leaf is edited in its own buffer (``NodeLayout/editCanonicalInPlace`` and
+    /// ``NodeLayout/removeCanonicalInPlace``), and each returns where the leaf now ends.
+    @Test func chainedInPlaceEditsOfALeafGiveTheSamePageAsTheDecodedNode() throws {
+        try runEditChains("in-place", chains: 80, steps: 60, removalOdds: 3) { page, end, edit in
+            let newEnd: Int
+            switch edit {
+            case .remove(let index):
+                newEnd = NodeLayout.removeCanonicalInPlace(page, end: end, index: index)
+            case .put(let key, let value, let index, let found):
+                newEnd = key.withUnsafeBytes {
+                    NodeLayout.editCanonicalInPlace(page, end: end, index: index, replacing: found, key: $0, value: value)
+                }
+            }
+            return (page, newEnd)
         }
     }
 

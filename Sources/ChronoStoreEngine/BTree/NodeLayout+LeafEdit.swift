@@ -107,6 +107,24 @@ extension NodeLayout {
         return view.entryOffset(count - 1) + view.entryByteCount(count - 1) - 2
     }
 
+    /// Where a put into a canonical leaf (ending at `end`) moves things: the new entry count, the
+    /// growth of the offset slots (2 for an insert), where the old entries start, where the edited
+    /// entry starts (`split`) and where the entries after it start (`resume`), and how far those
+    /// move (`shiftAfter`: the slot growth and the size change; entries before it move by the
+    /// slot growth only).
+    private struct PutGeometry {
+        let parts: (count: Int, slotGrowth: Int, oldEntriesStart: Int, split: Int, resume: Int, shiftAfter: Int)
+
+        init(_ view: LeafView, end: Int, index: Int, replacing: Bool, newEntryByteCount: Int) {
+            let oldCount = view.count
+            let count = replacing ? oldCount : oldCount + 1
+            let slotGrowth = 2 * (count - oldCount)
+            let split = index < oldCount ? view.entryOffset(index) : end
+            let resume = replacing ? split + view.entryByteCount(index) - 2 : split
+            parts = (count, slotGrowth, leafOffsetsStart + 2 * oldCount, split, resume, slotGrowth + newEntryByteCount - (resume - split))
+        }
+    }
+
     /// ``encodeEdited(_:index:replacing:key:value:into:)`` for a leaf laid out by these edits
     /// (ending at `end`): two block copies and one pass over the offsets instead of a copy per
     /// entry. The caller has checked that the result fits.
@@ -116,15 +134,9 @@ extension NodeLayout {
     ) {
         let bytes = page.bytes
         let source = view.page.readOnly
-        let oldCount = view.count
-        let count = replacing ? oldCount : oldCount + 1
-        let slotGrowth = 2 * (count - oldCount)
-        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
-        let split = index < oldCount ? view.entryOffset(index) : end
-        let resume = replacing ? split + view.entryByteCount(index) - 2 : split
-        let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
-        // Entries before the edited one move by the slot growth, those after it also by the size change.
-        let shiftAfter = slotGrowth + newEntryByteCount - (resume - split)
+        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = PutGeometry(
+            view, end: end, index: index, replacing: replacing, newEntryByteCount: leafEntryHeaderByteCount + key.count + value.encodedByteCount
+        ).parts
         precondition(page !== view.page && end + shiftAfter <= bytes.count, "leaf overflows its page")
         for slot in 0..<index {
             bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
@@ -153,14 +165,9 @@ extension NodeLayout {
     ) -> Int {
         let bytes = page.bytes
         let view = LeafView(page: page)
-        let oldCount = view.count
-        let count = replacing ? oldCount : oldCount + 1
-        let slotGrowth = 2 * (count - oldCount)
-        let oldEntriesStart = leafOffsetsStart + 2 * oldCount
-        let split = index < oldCount ? view.entryOffset(index) : end
-        let resume = replacing ? split + view.entryByteCount(index) - 2 : split
-        let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
-        let shiftAfter = slotGrowth + newEntryByteCount - (resume - split)
+        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = PutGeometry(
+            view, end: end, index: index, replacing: replacing, newEntryByteCount: leafEntryHeaderByteCount + key.count + value.encodedByteCount
+        ).parts
         let newEnd = end + shiftAfter
         precondition(newEnd <= bytes.count && split <= resume && resume <= end, "leaf overflows its page")
         let base = bytes.baseAddress!
