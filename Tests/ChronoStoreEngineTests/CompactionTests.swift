@@ -107,6 +107,32 @@ struct CompactionTests {
         }
     }
 
+    /// When the live tree is spread over the whole file (rewritten by a large transaction, then
+    /// half deleted), one rewrite can only take the free pages between the old tree's pages, and
+    /// the file stays about three times the pages in use; compaction then takes a second pass
+    /// into the space the first one freed.
+    @Test func aTreeSpreadOverTheFileIsCompactedInASecondPass() throws {
+        let directory = try TemporaryDirectory()
+        var generator = SeededGenerator(seed: 11)
+        let store = try Store.create(at: directory.file("spread.chrono"), options: StoreOptions(retention: .lastRoots(1)))
+        defer { try? store.close() }
+        let keys = (0..<20_000).map { _ in generator.bytes(24) }
+        try Self.load(store, keys: keys, generator: &generator)
+        try Self.load(store, keys: keys, generator: &generator)
+        try store.write { transaction in
+            for key in keys.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) { try transaction.delete(key, in: "data") }
+        }
+        let expected = try contents(of: store)
+        let report = try store.compact()
+        let state = try store.snapshot.state
+        let inUse = state.pageCount - 1 - state.freePageCount
+        print("spread: \(report.byteCountBefore / 1024) KiB -> \(report.byteCountAfter / 1024) KiB, \(inUse) pages in use")
+        #expect(report.byteCountAfter <= UInt64(Double(inUse) * 1.6) * UInt64(store.pageSize), "\(report), \(inUse) pages in use")
+        #expect(try contents(of: store) == expected)
+        let verification = try store.verify()
+        #expect(verification.isSound && verification.leakedPageCount == 0, "\(verification)")
+    }
+
     /// A compaction whose new tree is larger than the dirty-page limit writes finished leaves out
     /// early, like any large transaction, and keeps every record; the store verifies and reopens.
     @Test func aCompactionLargerThanTheDirtyLimitSpillsAndKeepsEveryRecord() throws {

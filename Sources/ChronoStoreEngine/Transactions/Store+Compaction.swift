@@ -30,8 +30,27 @@ extension Store {
         // fallback (and may be replaced).
         try prune()
         try synchronize()
+        var moved = 0
+        for pass in 0..<2 {
+            let passMoved = try relocatePass(progress: pass == 0 ? progress : { _ in })
+            moved += passMoved
+            // Durable again, so the pages the rewrite released are reusable, and can be cut.
+            try synchronize()
+            try truncateFreeTail()
+            // The rewritten trees could only take the free pages between the old trees' pages,
+            // which the commit then freed: when that left the file more than an eighth above the
+            // pages in use, one more pass moves them into the space the first one freed.
+            let state = try snapshot.state
+            let inUse = state.pageCount - 1 - min(state.pageCount - 1, state.freePageCount)
+            guard passMoved > 0, state.pageCount - 1 > inUse + inUse / 8 else { break }
+        }
+        return CompactionReport(pagesMoved: moved, byteCountBefore: before, byteCountAfter: try fileByteCount())
+    }
+
+    /// One rewrite of the tail, committed; returns the pages it moved (0 when it was dropped).
+    private func relocatePass(progress: (CompactionProgress) throws -> Void) throws -> Int {
         let transaction = try beginWrite()
-        var moved: Int
+        let moved: Int
         do {
             moved = try transaction.relocateTail(progress: progress)
         } catch {
@@ -40,16 +59,12 @@ extension Store {
         }
         // Never grow the file: when the free pages cannot hold the rewritten trees, keep the
         // pages where they are and only cut the free tail.
-        if moved > 0 && transaction.allocator.nextPage <= transaction.base.state.pageCount {
-            try transaction.commit()
-        } else {
+        guard moved > 0 && transaction.allocator.nextPage <= transaction.base.state.pageCount else {
             transaction.abort()
-            moved = 0
+            return 0
         }
-        // Durable again, so the pages the rewrite released are reusable, and can be cut.
-        try synchronize()
-        try truncateFreeTail()
-        return CompactionReport(pagesMoved: moved, byteCountBefore: before, byteCountAfter: try fileByteCount())
+        try transaction.commit()
+        return moved
     }
 
     private func fileByteCount() throws -> UInt64 {
