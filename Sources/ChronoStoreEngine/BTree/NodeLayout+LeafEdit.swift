@@ -112,17 +112,16 @@ extension NodeLayout {
     /// entry starts (`split`) and where the entries after it start (`resume`), and how far those
     /// move (`shiftAfter`: the slot growth and the size change; entries before it move by the
     /// slot growth only).
-    private struct PutGeometry {
-        let parts: (count: Int, slotGrowth: Int, oldEntriesStart: Int, split: Int, resume: Int, shiftAfter: Int)
-
-        init(_ view: LeafView, end: Int, index: Int, replacing: Bool, newEntryByteCount: Int) {
-            let oldCount = view.count
-            let count = replacing ? oldCount : oldCount + 1
-            let slotGrowth = 2 * (count - oldCount)
-            let split = index < oldCount ? view.entryOffset(index) : end
-            let resume = replacing ? split + view.entryByteCount(index) - 2 : split
-            parts = (count, slotGrowth, leafOffsetsStart + 2 * oldCount, split, resume, slotGrowth + newEntryByteCount - (resume - split))
-        }
+    private static func putGeometry(
+        _ view: LeafView, end: Int, index: Int, replacing: Bool, key: UnsafeRawBufferPointer, value: LeafValue
+    ) -> (count: Int, slotGrowth: Int, oldEntriesStart: Int, split: Int, resume: Int, shiftAfter: Int) {
+        let oldCount = view.count
+        let count = replacing ? oldCount : oldCount + 1
+        let slotGrowth = 2 * (count - oldCount)
+        let split = index < oldCount ? view.entryOffset(index) : end
+        let resume = replacing ? split + view.entryByteCount(index) - 2 : split
+        let newEntryByteCount = leafEntryHeaderByteCount + key.count + value.encodedByteCount
+        return (count, slotGrowth, leafOffsetsStart + 2 * oldCount, split, resume, slotGrowth + newEntryByteCount - (resume - split))
     }
 
     /// ``encodeEdited(_:index:replacing:key:value:into:)`` for a leaf laid out by these edits
@@ -134,9 +133,8 @@ extension NodeLayout {
     ) {
         let bytes = page.bytes
         let source = view.page.readOnly
-        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = PutGeometry(
-            view, end: end, index: index, replacing: replacing, newEntryByteCount: leafEntryHeaderByteCount + key.count + value.encodedByteCount
-        ).parts
+        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = putGeometry(
+            view, end: end, index: index, replacing: replacing, key: key, value: value)
         precondition(page !== view.page && end + shiftAfter <= bytes.count, "leaf overflows its page")
         for slot in 0..<index {
             bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
@@ -165,9 +163,8 @@ extension NodeLayout {
     ) -> Int {
         let bytes = page.bytes
         let view = LeafView(page: page)
-        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = PutGeometry(
-            view, end: end, index: index, replacing: replacing, newEntryByteCount: leafEntryHeaderByteCount + key.count + value.encodedByteCount
-        ).parts
+        let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = putGeometry(
+            view, end: end, index: index, replacing: replacing, key: key, value: value)
         let newEnd = end + shiftAfter
         precondition(newEnd <= bytes.count && split <= resume && resume <= end, "leaf overflows its page")
         let base = bytes.baseAddress!

@@ -287,7 +287,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         }
     }
 
-    /// Replaces every decoded dirty leaf by its page bytes, laid out as byte edits expect.
+    /// Replaces each leaf decoded since the last time that is still decoded by its page bytes,
+    /// laid out as byte edits expect.
     private func encodeDecodedLeaves() {
         let pages = leavesDecodedSinceEncoding
         leavesDecodedSinceEncoding = []
