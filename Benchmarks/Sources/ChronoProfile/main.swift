@@ -6,6 +6,8 @@
 //   scans   STORE RECORDS COUNT [MIB]  COUNT range scans of 10 entries from random existing keys
 //   batch   STORE RECORDS COUNT        COUNT deferred transactions of 1,000 puts of new keys
 //   single  STORE RECORDS COUNT        COUNT deferred transactions of one put of a new key
+//   durable STORE RECORDS COUNT        COUNT durable transactions of one put of a new key
+//   group   STORE RECORDS COUNT        8 threads, each COUNT durable transactions of one put (group commit)
 //   deletes STORE RECORDS              delete every other record in one durable transaction
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
@@ -52,7 +54,7 @@ func report(_ mode: String, _ start: Double, _ operations: Int) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let recordCount = Int(arguments[3]) else {
-    let usage = "usage: chrono-profile load|reads|scans|batch|single|deletes STORE RECORDS [COUNT] [CACHE_MIB]\n"
+    let usage = "usage: chrono-profile load|reads|scans|batch|single|durable|group|deletes STORE RECORDS [COUNT] [CACHE_MIB]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -103,8 +105,8 @@ case "scans":
     }
     report(mode, start, count)
     try store.close()
-case "batch", "single":
-    options.durability = .deferred
+case "batch", "single", "durable":
+    if mode != "durable" { options.durability = .deferred }
     let store = try Store.open(at: path, options: options)
     let perTransaction = mode == "batch" ? 1_000 : 1
     let start = seconds()
@@ -112,11 +114,34 @@ case "batch", "single":
         try store.write { writer in
             for offset in 0..<perTransaction {
                 let index = transaction * perTransaction + offset
-                try writer.put(key(index, stream: mode == "batch" ? 1 : 2), value(index), in: collection)
+                try writer.put(key(index, stream: mode == "batch" ? 1 : mode == "single" ? 2 : 3), value(index), in: collection)
             }
         }
     }
     report(mode, start, count * perTransaction)
+    try store.close()
+case "group":
+    let store = try Store.open(at: path, options: options)
+    let threads = 8
+    let done = DispatchGroup()
+    let start = seconds()
+    for thread in 0..<threads {
+        done.enter()
+        Thread {
+            for index in 0..<count {
+                do {
+                    try store.write { writer in
+                        try writer.put(key(thread * count + index, stream: 4), value(index), in: collection)
+                    }
+                } catch {
+                    fatalError("commit failed: \(error)")
+                }
+            }
+            done.leave()
+        }.start()
+    }
+    done.wait()
+    report(mode, start, threads * count)
     try store.close()
 case "deletes":
     let store = try Store.open(at: path, options: options)

@@ -35,22 +35,27 @@ package final class Lock: @unchecked Sendable {
     }
 }
 
-/// A mutex with a condition variable, for waiting until shared state changes. Unlike ``Lock``'s
-/// holder, a waiter releases the mutex while it sleeps. `@unchecked Sendable`: the pthread mutex
-/// and condition are the synchronization.
+/// A mutex with condition variables, for waiting until shared state changes. Unlike ``Lock``'s
+/// holder, a waiter releases the mutex while it sleeps. Several conditions on the one mutex let
+/// each kind of waiter be woken alone: a broadcast wakes only the waiters of its condition.
+/// `@unchecked Sendable`: the pthread mutex and conditions are the synchronization.
 package final class ConditionLock: @unchecked Sendable {
     private let base = Lock()
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let conditions: UnsafeMutablePointer<pthread_cond_t>
+    private let conditionCount: Int
 
-    package init() {
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
+    /// - Parameter conditionCount: how many conditions (numbered from 0) the mutex has.
+    package init(conditionCount: Int = 1) {
+        precondition(conditionCount > 0, "a condition lock needs a condition")
+        self.conditionCount = conditionCount
+        conditions = .allocate(capacity: conditionCount)
+        conditions.initialize(repeating: pthread_cond_t(), count: conditionCount)
+        for index in 0..<conditionCount { pthread_cond_init(conditions + index, nil) }
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
+        for index in 0..<conditionCount { pthread_cond_destroy(conditions + index) }
+        conditions.deallocate()
     }
 
     package func lock() { base.lock() }
@@ -60,10 +65,11 @@ package final class ConditionLock: @unchecked Sendable {
     @discardableResult
     package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result { try base.withLock(body) }
 
-    /// With the mutex held: releases it until signalled (or woken spuriously), then holds it again.
-    package func wait() { pthread_cond_wait(condition, base.mutex) }
-    /// Wakes one waiter.
-    package func signal() { pthread_cond_signal(condition) }
-    /// Wakes every waiter.
-    package func broadcast() { pthread_cond_broadcast(condition) }
+    /// With the mutex held: releases it until `condition` is signalled (or on a spurious wake-up),
+    /// then holds it again.
+    package func wait(_ condition: Int = 0) { pthread_cond_wait(conditions + condition, base.mutex) }
+    /// Wakes one waiter of `condition`.
+    package func signal(_ condition: Int = 0) { pthread_cond_signal(conditions + condition) }
+    /// Wakes every waiter of `condition`.
+    package func broadcast(_ condition: Int = 0) { pthread_cond_broadcast(conditions + condition) }
 }
