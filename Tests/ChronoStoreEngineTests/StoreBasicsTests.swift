@@ -1,6 +1,7 @@
 // Creating, writing, reading and reopening a store on a real file.
 @testable import ChronoStoreEngine
 import ChronoStoreTestSupport
+import Foundation
 import Testing
 
 @Suite("Store basics")
@@ -108,6 +109,42 @@ struct VerifyTests {
 
 @Suite("Free space")
 struct FreeSpaceTests {
+    /// Regression: in deferred mode only every `checkpointInterval`-th commit synced, and pages
+    /// that unsynced commits release are reused only after a sync, so 30 transactions that each
+    /// rewrite every record grew the file by all 30 transactions' pages (the benchmark's 100
+    /// batches of 1,000 puts: 350 MB for 86 MB of data). A commit now also syncs once the commits
+    /// since the last sync wrote `checkpointByteLimit` bytes, after which their pages are reused.
+    @Test func largeDeferredTransactionsReuseTheirPagesOnceTheyWroteTheCheckpointLimit() throws {
+        let directory = try TemporaryDirectory()
+        func rewriteEveryRecord(_ name: String, checkpointByteLimit: Int) throws -> Int {
+            var options = StoreOptions(durability: .deferred, checkpointInterval: 64, retention: .lastRoots(1))
+            options.checkpointByteLimit = checkpointByteLimit
+            let path = directory.file(name)
+            let store = try Store.create(at: path, options: options)
+            let value = { (round: Int) in [UInt8](repeating: UInt8(round), count: 150) }
+            for round in 0..<30 {
+                try store.write { transaction in
+                    for index in 0..<2_000 { try transaction.put(bytes("record-\(index)"), value(round), in: "records") }
+                }
+            }
+            let read = try store.read { reader in
+                try stride(from: 0, to: 2_000, by: 97).map { try reader.value(forKey: bytes("record-\($0)"), in: "records") }
+            }
+            #expect(read.allSatisfy { $0 == value(29) })
+            let report = try store.verify()
+            #expect(report.problems == [] && report.leakedPageCount == 0, "\(report)")
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            try store.close()
+            return size
+        }
+        let bounded = try rewriteEveryRecord("bounded.chrono", checkpointByteLimit: 1 << 20)
+        let unbounded = try rewriteEveryRecord("unbounded.chrono", checkpointByteLimit: .max)
+        // Each transaction writes about 130 pages (520 KiB): the bounded store syncs every other
+        // commit and keeps reusing pages; the unbounded one holds all 30 transactions' pages.
+        #expect(bounded < 3 << 20, "bounded store: \(bounded) bytes")
+        #expect(unbounded > 3 * bounded, "unbounded \(unbounded) bytes against bounded \(bounded)")
+    }
+
     /// Regression: settling the free tree consumed a new entry while deleting consumed ones and
     /// never deleted it, so its pages were listed free twice and handed out while in use.
     @Test func freeTreeNeverListsAPageTwiceUnderDeferredCheckpoints() throws {

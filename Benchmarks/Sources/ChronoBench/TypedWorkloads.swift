@@ -11,8 +11,13 @@ import GRDB
 ///    against `TypedItem.fetchOne` on a prepared `SELECT * FROM items WHERE id = ?`; GRDB's
 ///    `fetchOne(_:key:)` builds its query on every call and is several times slower).
 ///
+/// 3. an app's write path (issue 14): `typedRecordCount / 10` durable transactions of one
+///    ``TypedEvent`` each, whose date is indexed (ChronoStore `persist` with a `oneToMany` date
+///    index against GRDB `insert` into a table with `CREATE INDEX` on the date).
+///
 /// The GRDB table is `items(id INTEGER PRIMARY KEY, name TEXT, score REAL, tags TEXT)`; GRDB
-/// stores the tags array as JSON text. Both sides use a 64 MiB cache and sync as `.durable`/FULL.
+/// stores the tags array as JSON text. Both sides use a 64 MiB cache and sync as `.durable`/FULL;
+/// ChronoStore keeps one root (`.lastRoots(1)`), as SQLite keeps no history.
 struct TypedWorkloads {
     static let group = "typed"
 
@@ -87,5 +92,47 @@ struct TypedWorkloads {
                     return tally
                 }
             })
+        try appendDatedEvents(runner, store: store, queue: queue)
+    }
+
+    /// One durable transaction per event, each persisting it and its date index entry.
+    private func appendDatedEvents(_ runner: ComparisonRunner, store: ChronoStore, queue: DatabaseQueue) throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let events = (0..<max(scale.typedRecordCount / 10, 1)).map { TypedEvent(id: $0, start: start) }
+        let datastore = store.datastore(TypedEventFormat.self)
+        try queue.write { database in
+            try database.create(table: TypedEvent.databaseTableName) { table in
+                table.primaryKey("id", .integer)
+                table.column("date", .datetime).notNull().indexed()
+                table.column("kind", .text).notNull()
+                table.column("note", .text).notNull()
+            }
+        }
+        try runner.compare(
+            "typed: \(events.count) durable transactions, 1 struct with a date index each", group: Self.group,
+            operationCount: events.count, sync: .durable, target: 1,
+            chronoStore: { _ in
+                try blockingAwait {
+                    for event in events {
+                        try await store.transaction { _ = try await datastore.persist(event) }
+                    }
+                }
+                return nil
+            },
+            sqlite: { _ in
+                for event in events {
+                    try queue.write { database in try event.insert(database) }
+                }
+                return nil
+            })
+        // Both sides kept every event and can find one by date.
+        let probe = events[events.count / 2]
+        let found = try blockingAwait { try await datastore.load(TypedEventFormat.date, equalTo: probe.date).collect() }
+        let sqliteFound = try queue.read { database in
+            try TypedEvent.filter(Column("date") == probe.date).fetchAll(database)
+        }
+        guard found == [probe], sqliteFound == [probe] else {
+            throw BenchmarkError.workloadFailed("typed events: the event dated \(probe.date) was not found by its date index")
+        }
     }
 }

@@ -12,7 +12,8 @@
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
-// CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit).
+// CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
+// CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB).
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
 //   strip --strip-debug .build/release/chrono-profile
@@ -64,6 +65,9 @@ let cacheMiB = arguments.count > 5 ? Int(arguments[5]) ?? 64 : 64
 var options = StoreOptions(durability: .durable, cacheByteCount: cacheMiB << 20, retention: .lastRoots(1))
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
+if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_CHECKPOINT_MIB"].flatMap({ Int($0) }) {
+    options.checkpointByteLimit = limit << 20
+}
 let collection = "records"
 /// `count` keys of loaded records, picked at random (the same ones in every run).
 func randomRecords(_ count: Int, of recordCount: Int) -> [[UInt8]] {

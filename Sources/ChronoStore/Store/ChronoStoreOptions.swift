@@ -6,10 +6,11 @@ public enum Durability: Sendable, Equatable {
     /// Every commit returns only after one `fdatasync` (`F_FULLFSYNC` on Apple platforms) made
     /// it durable. A crash or power loss never loses a commit that returned.
     case durable
-    /// Commits return without syncing; one sync happens every `checkpointInterval` commits, on
-    /// ``ChronoStore/synchronize()`` and on ``ChronoStore/close()``. After a crash the store is
-    /// consistent, but the newest unsynced commits may be gone. Much faster for bursts of small
-    /// transactions.
+    /// Commits return without syncing; one sync happens every `checkpointInterval` commits (sooner
+    /// when the commits since the last sync wrote 32 MiB of pages, so that large transactions
+    /// reuse the pages they free instead of growing the file), on ``ChronoStore/synchronize()``
+    /// and on ``ChronoStore/close()``. After a crash the store is consistent, but the newest
+    /// unsynced commits may be gone. Much faster for bursts of small transactions.
     case deferred(checkpointInterval: Int = 64)
 }
 

@@ -22,6 +22,8 @@ struct SlotBook {
     /// (nil: no such limit; see `GroupCommit`).
     var reuseLimit: TransactionID?
     var unsyncedCommitCount = 0
+    /// Pages the commits since the last sync wrote (what a deferred-mode checkpoint waits for).
+    var unsyncedPageCount = 0
     /// The newest state came from another process that did not sync it.
     var newestMayBeUnsynced = false
 
@@ -41,7 +43,7 @@ struct SlotBook {
          HeaderSlot(sequence: highestSequence + 1, state: state, isVerified: false, isDurable: false, isSyncPending: syncs))
     }
 
-    mutating func recordWrite(_ index: Int, slot: HeaderSlot, snapshot: StoreSnapshot, synced: Bool) {
+    mutating func recordWrite(_ index: Int, slot: HeaderSlot, snapshot: StoreSnapshot, synced: Bool, pageCount: Int = 0) {
         highestSequence = max(highestSequence, slot.sequence)
         lastWrittenSlot = index
         newestMayBeUnsynced = false
@@ -52,8 +54,10 @@ struct SlotBook {
             syncedTransaction = snapshot.transaction
             syncedHead = snapshot.head.transaction
             unsyncedCommitCount = 0
+            unsyncedPageCount = 0
         } else {
             unsyncedCommitCount += 1
+            unsyncedPageCount += pageCount
         }
     }
 
@@ -67,6 +71,7 @@ struct SlotBook {
         syncedTransaction = snapshot.transaction
         syncedHead = snapshot.head.transaction
         unsyncedCommitCount = 0
+        unsyncedPageCount = 0
         newestMayBeUnsynced = false
     }
 
@@ -83,6 +88,7 @@ struct SlotBook {
         highestSequence = max(highestSequence, newest.slot.sequence)
         lastWrittenSlot = newest.index
         unsyncedCommitCount = 0
+        unsyncedPageCount = 0
         reuseLimit = nil
         if newest.slot.isDurable || newest.slot.isVerified || (newest.slot.isSyncPending && newest.slot.sequence <= syncedSequence) {
             durableSlot = newest.index

@@ -319,12 +319,18 @@ package final class Store: @unchecked Sendable {
         return pinned
     }
 
-    /// Whether the next commit syncs: always in durable mode, every `checkpointInterval`
-    /// commits in deferred mode.
+    /// Whether the next commit syncs: always in durable mode; in deferred mode every
+    /// `checkpointInterval` commits, and sooner once the commits since the last sync wrote
+    /// `checkpointByteLimit` bytes of pages (pages they released are reused only after a sync, so
+    /// large deferred transactions would otherwise grow the file by up to `checkpointInterval` of
+    /// them).
     var nextCommitSyncs: Bool {
         // Secure delete zeroes freed pages only once the commit freeing them is durable.
         options.durability == .durable
-            || lock.withLock { published.state.secureDelete || slots.unsyncedCommitCount + 1 >= options.checkpointInterval }
+            || lock.withLock {
+                published.state.secureDelete || slots.unsyncedCommitCount + 1 >= options.checkpointInterval
+                    || slots.unsyncedPageCount >= options.checkpointByteLimit / pageSize
+            }
     }
 
     /// The synced transaction a new state record names: recovery verifies every state after it.
@@ -368,7 +374,7 @@ package final class Store: @unchecked Sendable {
         }
         lock.withLock {
             published = snapshot
-            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: syncs)
+            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: syncs, pageCount: pages.count)
         }
         coordination?.bumpChangeCounter()
         lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }
