@@ -32,14 +32,17 @@ extension Store {
         try synchronize()
         var moved = 0
         for pass in 0..<2 {
-            let passMoved = try relocatePass(progress: pass == 0 ? progress : { _ in })
+            let passMoved = try relocatePass(rebuildingCollections: pass == 0, progress: pass == 0 ? progress : { _ in })
             moved += passMoved
             // Durable again, so the pages the rewrite released are reusable, and can be cut.
             try synchronize()
             try truncateFreeTail()
             // The rewritten trees could only take the free pages between the old trees' pages,
             // which the commit then freed: when that left the file more than an eighth above the
-            // pages in use, one more pass moves them into the space the first one freed.
+            // pages in use, one more pass moves the pages beyond the threshold into the space the
+            // first one freed. It moves pages rather than rebuilding again: a second rebuild
+            // needs free pages for the whole tree, which a compact file does not have, and was
+            // dropped as growing the file (the quick benchmark's store kept 31 % of its pages free).
             let state = try snapshot.state
             let inUse = state.pageCount - 1 - min(state.pageCount - 1, state.freePageCount)
             guard passMoved > 0, state.pageCount - 1 > inUse + inUse / 8 else { break }
@@ -48,11 +51,13 @@ extension Store {
     }
 
     /// One rewrite of the tail, committed; returns the pages it moved (0 when it was dropped).
-    private func relocatePass(progress: (CompactionProgress) throws -> Void) throws -> Int {
+    /// `rebuildingCollections`: collection trees are rebuilt with full pages (else only their
+    /// pages beyond the threshold move, as every other tree's do).
+    private func relocatePass(rebuildingCollections: Bool, progress: (CompactionProgress) throws -> Void) throws -> Int {
         let transaction = try beginWrite()
         let moved: Int
         do {
-            moved = try transaction.relocateTail(progress: progress)
+            moved = try transaction.relocateTail(rebuildingCollections: rebuildingCollections, progress: progress)
         } catch {
             transaction.abort()
             throw error
@@ -115,13 +120,14 @@ extension WriteTransaction {
     /// Rebuilds the head's collection trees with full pages on the lowest free pages, and rewrites
     /// every page of the catalog and the engine's trees that lies at or beyond the page count the
     /// live data needs. Returns how many pages moved out of the tail.
-    func relocateTail(progress: (CompactionProgress) throws -> Void) throws -> Int {
+    func relocateTail(rebuildingCollections: Bool = true, progress: (CompactionProgress) throws -> Void) throws -> Int {
         try loadEveryReusablePage()
         let state = base.state
         let live = state.pageCount - 1 - state.freePageCount
         let threshold = live + 1 + live / 64
         return try withoutActuallyEscaping(progress) { progress in
-            var relocator = Relocator(threshold: threshold, total: Int(live), progress: progress)
+            var relocator = Relocator(
+                threshold: threshold, total: Int(live), rebuildsCollections: rebuildingCollections, progress: progress)
             catalogTree.root = try relocator.relocate(catalogTree.root, owner: .history, catalog: true, in: self)
             if relocator.moved > 0 || !introducedPages.isEmpty { history.replacesHead = true }
             history.relocationThreshold = threshold
@@ -137,13 +143,17 @@ extension WriteTransaction {
 struct Relocator {
     let threshold: UInt64
     let total: Int
+    /// Collection trees are rebuilt with full pages; when false their nodes beyond the threshold
+    /// are copied lower, as every other tree's are.
+    let rebuildsCollections: Bool
     let progress: (CompactionProgress) throws -> Void
     private(set) var moved = 0
     private var examined = 0
 
-    init(threshold: UInt64, total: Int, progress: @escaping (CompactionProgress) throws -> Void) {
+    init(threshold: UInt64, total: Int, rebuildsCollections: Bool, progress: @escaping (CompactionProgress) throws -> Void) {
         self.threshold = threshold
         self.total = total
+        self.rebuildsCollections = rebuildsCollections
         self.progress = progress
     }
 
@@ -165,7 +175,9 @@ struct Relocator {
                 let value = view.value(at: index)
                 if catalog {
                     var entry = try CollectionEntry.decode(value, page: reference.page)
-                    let root = try rebuild(entry.root, in: transaction)
+                    let root = rebuildsCollections
+                        ? try rebuild(entry.root, in: transaction)
+                        : try relocate(entry.root, owner: .history, catalog: false, in: transaction)
                     if root != entry.root {
                         entry.root = root
                         values[index] = .inline(entry.encoded())
