@@ -15,6 +15,10 @@ struct PageDeltaTests {
         return delta
     }
 
+    static func localChange(_ target: [UInt8], base: [UInt8]) -> [UInt8]? {
+        target.withUnsafeBytes { target in base.withUnsafeBytes { PageDelta.encodeLocalChange(target, base: $0) } }
+    }
+
     /// Random leaves and branches, each edited up to eight times as commits edit them, with the
     /// edited page as the base. Replay with `CHRONO_SEED=<printed seed>`.
     @Test(arguments: [4096, 16384])
@@ -98,6 +102,62 @@ struct PageDeltaTests {
             let delta = try Self.roundTrip(old, base: maker.seal(node, as: maker.successor(of: reference)), "trial \(trial)")
             #expect(delta.count <= size + 32, "a \(size)-byte value cost \(delta.count) bytes")
         }
+    }
+
+    /// A page that differs from its base in one short stretch at the same place is encoded by
+    /// the one-pass path (a copy, a literal, a copy), which decodes exactly; stretches that are
+    /// long, or that hold bytes a copy would save, go to the full search, whose delta is then
+    /// smaller than the literal would be. Pages are blanked as packing blanks them (checksum,
+    /// page number and birth zero), so only the body differs.
+    @Test func aLocalChangeTakesTheOnePassPathAndOthersTheSearch() throws {
+        var maker = DeltaPageMaker(seed: 12)
+        func blanked(_ page: [UInt8]) -> [UInt8] {
+            var bytes = page
+            for index in 0..<4 { bytes[index] = 0 }
+            for index in PageHeader.pageIDOffset..<PageHeader.byteCount { bytes[index] = 0 }
+            return bytes
+        }
+        var tried = 0
+        for trial in 0..<50 {
+            let node = maker.leaf()
+            guard node.keys.count >= 8 else { continue }
+            let newer = maker.successor(of: maker.reference())
+            let old = blanked(maker.seal(node, as: newer))
+            let first = maker.number(0...node.keys.count / 2 - 1)
+            let last = node.keys.count - 1
+            guard case .inline(let value) = node.values[first], case .inline(let lastValue) = node.values[last],
+                (8...PageDelta.localChangeByteLimit).contains(value.count), lastValue.count >= 8
+            else { continue }
+            let (size, lastSize) = (value.count, lastValue.count)
+            tried += 1
+            // One value replaced by one of the same size: the one-pass path.
+            node.replaceValue(at: first, with: .inline(maker.generator.bytes(size)))
+            let oneChange = blanked(maker.seal(node, as: newer))
+            let local = try #require(Self.localChange(old, base: oneChange), "trial \(trial): a \(size)-byte value")
+            #expect(try PageDelta.decode(local, base: oneChange, targetLength: old.count) == old, "trial \(trial)")
+            #expect(local.count <= size + 16, "trial \(trial): a \(size)-byte value cost \(local.count) bytes")
+            #expect(PageDelta.encode(old, base: oneChange) == local, "trial \(trial)")
+            // Two values far apart: the entries between them match the base, so the search
+            // copies them rather than writing them as a literal.
+            node.replaceValue(at: last, with: .inline(maker.generator.bytes(lastSize)))
+            let twoChanges = blanked(maker.seal(node, as: newer))
+            #expect(Self.localChange(old, base: twoChanges) == nil, "trial \(trial)")
+            let searched = try Self.roundTrip(old, base: twoChanges, "trial \(trial), two changes")
+            #expect(searched.count <= size + lastSize + 48, "trial \(trial): two values cost \(searched.count) bytes")
+        }
+        #expect(tried >= 20, "only \(tried) leaves had a value the one-pass path takes")
+        // Bytes equal to the base's inside a short stretch: fewer than the limit stay in the
+        // literal; a run of the limit or more is worth a copy, so the search decides.
+        let base = [UInt8](repeating: 7, count: 4096)
+        var page = base
+        page[100] = 1
+        page[100 + PageDelta.localMatchByteLimit] = 2
+        let short = try #require(Self.localChange(page, base: base))
+        #expect(try PageDelta.decode(short, base: base, targetLength: page.count) == page)
+        page[100 + PageDelta.localMatchByteLimit] = 7
+        page[101 + PageDelta.localMatchByteLimit] = 2
+        #expect(Self.localChange(page, base: base) == nil)
+        try Self.roundTrip(page, base: base, "equal run inside the stretch")
     }
 
     /// The older leaf lacks an entry its successor has: every later entry and every offset slot

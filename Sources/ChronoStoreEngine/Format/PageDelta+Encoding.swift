@@ -25,9 +25,65 @@ extension PageDelta {
     /// for a 4 KiB leaf whose value changed in an optimized build, and 0.5 µs to decode it.
     package static func encode(_ target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) -> [UInt8] {
         if base.isEmpty { return encodeKeyframe(target) }
+        if let delta = encodeLocalChange(target, base: base) { return delta }
         var encoder = DeltaEncoder(target: target, base: base)
         return encoder.run()
     }
+
+    /// The delta of a page that differs from its base only in one short stretch at the same
+    /// place (a leaf whose value was replaced by one of the same size, a branch with one new
+    /// child pointer: most old versions packed history meets): a copy of the common prefix, the
+    /// stretch as a literal, a copy of the common suffix. Nil, for the full search, when the
+    /// lengths differ, the stretch is longer than ``localChangeByteLimit`` or holds a run of
+    /// ``localMatchByteLimit`` bytes equal to the base's, which a copy would save. O(page size)
+    /// in 8-byte compares; the search took about 150 probes, one per byte of the stretch.
+    static func encodeLocalChange(_ target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) -> [UInt8]? {
+        let count = target.count
+        guard count == base.count, count > 0, let targetStart = target.baseAddress, let baseStart = base.baseAddress else { return nil }
+        var prefix = 0
+        while count - prefix >= 8,
+            targetStart.loadUnaligned(fromByteOffset: prefix, as: UInt64.self) == baseStart.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
+        {
+            prefix += 8
+        }
+        while prefix < count && target[prefix] == base[prefix] { prefix += 1 }
+        var end = count
+        while end - prefix >= 8,
+            targetStart.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == baseStart.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)
+        {
+            end -= 8
+        }
+        while end > prefix && target[end - 1] == base[end - 1] { end -= 1 }
+        guard end - prefix <= localChangeByteLimit else { return nil }
+        var run = 0
+        for index in prefix..<end {
+            run = target[index] == base[index] ? run + 1 : 0
+            if run >= localMatchByteLimit { return nil }
+        }
+        var writer = DeltaWriter()
+        writer.reserve(end - prefix + 16)
+        writer.byte(PageDelta.version)
+        writer.varint(count)
+        writer.varint(count)
+        if prefix > 0 {
+            writer.control(.copy, length: prefix)
+            writer.varint(DeltaWriter.zigzag(0))
+        }
+        if end > prefix {
+            writer.control(.insert, length: end - prefix)
+            writer.append(UnsafeRawBufferPointer(rebasing: target[prefix..<end]))
+        }
+        if end < count {
+            writer.control(.copy, length: count - end)
+            writer.varint(DeltaWriter.zigzag(0))
+        }
+        return writer.bytes
+    }
+
+    /// The longest stretch ``encodeLocalChange(_:base:)`` writes as one literal.
+    static let localChangeByteLimit = 256
+    /// A run of bytes equal to the base's this long inside the stretch sends it to the search.
+    static let localMatchByteLimit = 12
 
     /// A keyframe: literal runs, and fills for runs of one byte long enough to save bytes.
     /// O(page size), one pass.
