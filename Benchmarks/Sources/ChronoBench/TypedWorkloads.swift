@@ -120,19 +120,22 @@ struct TypedWorkloads {
                 return nil
             },
             sqlite: { _ in
+                // An upsert, as `persist` is (which also returns the previous value).
                 for event in events {
-                    try queue.write { database in try event.insert(database) }
+                    try queue.write { database in try event.insert(database, onConflict: .replace) }
                 }
                 return nil
             })
-        // Both sides kept every event and can find one by date.
+        // Both sides kept every event and find one by its date.
         let probe = events[events.count / 2]
-        let found = try blockingAwait { try await datastore.load(TypedEventFormat.date, equalTo: probe.date).collect() }
-        let sqliteFound = try queue.read { database in
-            try TypedEvent.filter(Column("date") == probe.date).fetchAll(database)
+        let (found, count) = try blockingAwait {
+            (try await datastore.load(TypedEventFormat.date, equalTo: probe.date).collect(), try await datastore.count(in: .all))
         }
-        guard found == [probe], sqliteFound == [probe] else {
-            throw BenchmarkError.workloadFailed("typed events: the event dated \(probe.date) was not found by its date index")
+        let (sqliteFound, sqliteCount) = try queue.read { database in
+            (try TypedEvent.filter(Column("date") == probe.date).fetchAll(database), try TypedEvent.fetchCount(database))
+        }
+        guard found == [probe], sqliteFound == [probe], count == events.count, sqliteCount == events.count else {
+            throw BenchmarkError.workloadFailed("typed events: \(count) and \(sqliteCount) events stored, the one dated \(probe.date) found \(found.count) and \(sqliteFound.count) times")
         }
     }
 }

@@ -33,11 +33,12 @@ extension Store {
         let estimate = Int(max(1, source.state.pageCount - source.state.freePageCount))
         let temporary = Self.temporaryPath(beside: path)
         do {
-            let destination = try Store.create(
-                at: temporary,
-                options: StoreOptions(
-                    pageSize: pageSize, durability: .deferred, checkpointInterval: Int.max, retention: .limitless,
-                    dirtyPageLimit: options.dirtyPageLimit))
+            var destinationOptions = StoreOptions(
+                pageSize: pageSize, durability: .deferred, checkpointInterval: Int.max, retention: .limitless,
+                dirtyPageLimit: options.dirtyPageLimit)
+            // The copy frees nothing, so syncing as it goes would only slow it: one sync at the end.
+            destinationOptions.checkpointByteLimit = .max
+            let destination = try Store.create(at: temporary, options: destinationOptions)
             var copiedPages = 0
             let copies = try withoutActuallyEscaping(progress) { progress in
                 try Self.copyRoots(entries, from: reader.treeReader, into: destination) { done in

@@ -67,9 +67,14 @@ package final class ConditionLock: @unchecked Sendable {
 
     /// With the mutex held: releases it until `condition` is signalled (or on a spurious wake-up),
     /// then holds it again.
-    package func wait(_ condition: Int = 0) { pthread_cond_wait(conditions + condition, base.mutex) }
+    package func wait(_ condition: Int = 0) { pthread_cond_wait(self.condition(condition), base.mutex) }
     /// Wakes one waiter of `condition`.
-    package func signal(_ condition: Int = 0) { pthread_cond_signal(conditions + condition) }
+    package func signal(_ condition: Int = 0) { pthread_cond_signal(self.condition(condition)) }
     /// Wakes every waiter of `condition`.
-    package func broadcast(_ condition: Int = 0) { pthread_cond_broadcast(conditions + condition) }
+    package func broadcast(_ condition: Int = 0) { pthread_cond_broadcast(self.condition(condition)) }
+
+    private func condition(_ index: Int) -> UnsafeMutablePointer<pthread_cond_t> {
+        precondition(index >= 0 && index < conditionCount, "no condition \(index)")
+        return conditions + index
+    }
 }

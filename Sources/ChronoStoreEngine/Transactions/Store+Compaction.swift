@@ -32,7 +32,7 @@ extension Store {
         try synchronize()
         var moved = 0
         for pass in 0..<2 {
-            let passMoved = try relocatePass(rebuildingCollections: pass == 0, progress: pass == 0 ? progress : { _ in })
+            let passMoved = try relocatePass(collections: pass == 0 ? .rebuild : .moveTail, progress: pass == 0 ? progress : { _ in })
             moved += passMoved
             // Durable again, so the pages the rewrite released are reusable, and can be cut.
             try synchronize()
@@ -51,13 +51,11 @@ extension Store {
     }
 
     /// One rewrite of the tail, committed; returns the pages it moved (0 when it was dropped).
-    /// `rebuildingCollections`: collection trees are rebuilt with full pages (else only their
-    /// pages beyond the threshold move, as every other tree's do).
-    private func relocatePass(rebuildingCollections: Bool, progress: (CompactionProgress) throws -> Void) throws -> Int {
+    private func relocatePass(collections: CollectionTreeRewrite, progress: (CompactionProgress) throws -> Void) throws -> Int {
         let transaction = try beginWrite()
         let moved: Int
         do {
-            moved = try transaction.relocateTail(rebuildingCollections: rebuildingCollections, progress: progress)
+            moved = try transaction.relocateTail(collections: collections, progress: progress)
         } catch {
             transaction.abort()
             throw error
@@ -117,17 +115,17 @@ extension WriteTransaction {
         return end
     }
 
-    /// Rebuilds the head's collection trees with full pages on the lowest free pages, and rewrites
-    /// every page of the catalog and the engine's trees that lies at or beyond the page count the
-    /// live data needs. Returns how many pages moved out of the tail.
-    func relocateTail(rebuildingCollections: Bool = true, progress: (CompactionProgress) throws -> Void) throws -> Int {
+    /// Rebuilds the head's collection trees with full pages on the lowest free pages (or, with
+    /// `.moveTail`, copies only their pages beyond the threshold lower), and rewrites every page of
+    /// the catalog and the engine's trees that lies at or beyond the page count the live data
+    /// needs. Returns how many pages moved out of the tail.
+    func relocateTail(collections: CollectionTreeRewrite, progress: (CompactionProgress) throws -> Void) throws -> Int {
         try loadEveryReusablePage()
         let state = base.state
         let live = state.pageCount - 1 - state.freePageCount
         let threshold = live + 1 + live / 64
         return try withoutActuallyEscaping(progress) { progress in
-            var relocator = Relocator(
-                threshold: threshold, total: Int(live), rebuildsCollections: rebuildingCollections, progress: progress)
+            var relocator = Relocator(threshold: threshold, total: Int(live), collections: collections, progress: progress)
             catalogTree.root = try relocator.relocate(catalogTree.root, owner: .history, catalog: true, in: self)
             if relocator.moved > 0 || !introducedPages.isEmpty { history.replacesHead = true }
             history.relocationThreshold = threshold
@@ -138,22 +136,35 @@ extension WriteTransaction {
     }
 }
 
+/// How a compaction pass rewrites the collection trees the catalog names.
+enum CollectionTreeRewrite {
+    /// Rebuilt bottom-up with full pages on the lowest free pages (the first pass).
+    case rebuild
+    /// Only nodes beyond the threshold (and their ancestors) copied lower, as every other tree's
+    /// are (the second pass: the trees are dense already, and a rebuild needs free pages for a
+    /// whole tree).
+    case moveTail
+}
+
 /// The walk behind compaction: copies a node onto a lower page when it, or anything below it,
 /// lies at or beyond the threshold.
 struct Relocator {
     let threshold: UInt64
     let total: Int
-    /// Collection trees are rebuilt with full pages; when false their nodes beyond the threshold
-    /// are copied lower, as every other tree's are.
-    let rebuildsCollections: Bool
+    /// How the catalog's collection trees are rewritten: nil when the walk meets no catalog (the
+    /// commit's walk of the engine's trees), which also means it never spills.
+    let collections: CollectionTreeRewrite?
     let progress: (CompactionProgress) throws -> Void
     private(set) var moved = 0
     private var examined = 0
 
-    init(threshold: UInt64, total: Int, rebuildsCollections: Bool, progress: @escaping (CompactionProgress) throws -> Void) {
+    init(
+        threshold: UInt64, total: Int, collections: CollectionTreeRewrite?,
+        progress: @escaping (CompactionProgress) throws -> Void
+    ) {
         self.threshold = threshold
         self.total = total
-        self.rebuildsCollections = rebuildsCollections
+        self.collections = collections
         self.progress = progress
     }
 
@@ -172,17 +183,18 @@ struct Relocator {
         switch try transaction.node(reference) {
         case .leafPage(let view):
             for index in 0..<view.count {
-                let value = view.value(at: index)
                 if catalog {
-                    var entry = try CollectionEntry.decode(value, page: reference.page)
-                    let root = rebuildsCollections
-                        ? try rebuild(entry.root, in: transaction)
-                        : try relocate(entry.root, owner: .history, catalog: false, in: transaction)
+                    var entry = try CollectionEntry.decode(view.value(at: index), page: reference.page)
+                    let root = collections == .moveTail
+                        ? try relocate(entry.root, owner: .history, catalog: false, in: transaction)
+                        : try rebuild(entry.root, in: transaction)
                     if root != entry.root {
                         entry.root = root
                         values[index] = .inline(entry.encoded())
                     }
-                } else if case .overflow(let large) = value, try needsMove(large, transaction) {
+                } else if view.holdsLargeValue(index), case .overflow(let large) = view.value(at: index),
+                    try needsMove(large, transaction)
+                {
                     let bytes = try Overflow.read(large, reader: transaction)
                     try Overflow.release(large, owner: owner, editor: transaction)
                     values[index] = .overflow(try Overflow.write(bytes, owner: owner, editor: transaction))
@@ -207,6 +219,9 @@ struct Relocator {
         case .raw: break
         }
         if reference.page.rawValue >= threshold { moved += 1 }
+        // A leaf's copy is finished (its parent only records where it went): before the commit,
+        // past the dirty limit, it is written out early like any large transaction's leaves.
+        if collections != nil, case .leaf = content { try transaction.spillIfNeeded() }
         return copy
     }
 

@@ -329,7 +329,7 @@ package final class Store: @unchecked Sendable {
         options.durability == .durable
             || lock.withLock {
                 published.state.secureDelete || slots.unsyncedCommitCount + 1 >= options.checkpointInterval
-                    || slots.unsyncedPageCount >= options.checkpointByteLimit / pageSize
+                    || slots.unsyncedPageCount >= max(options.checkpointByteLimit / pageSize, 1)
             }
     }
 
@@ -374,7 +374,9 @@ package final class Store: @unchecked Sendable {
         }
         lock.withLock {
             published = snapshot
-            slots.recordWrite(slotIndex, slot: slot, snapshot: snapshot, synced: syncs, pageCount: pages.count)
+            // Pages a large transaction spilled early count too: they were written as much as these.
+            slots.recordWrite(
+                slotIndex, slot: slot, snapshot: snapshot, synced: syncs, pageCount: pages.count + transaction.spilled.count)
         }
         coordination?.bumpChangeCounter()
         lock.withLock { seenChangeCounter = coordination?.changeCounter ?? 0 }

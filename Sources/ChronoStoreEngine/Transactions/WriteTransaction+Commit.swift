@@ -212,7 +212,7 @@ extension WriteTransaction {
         try finishPacking()
         var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
         if let threshold = history.relocationThreshold {
-            var relocator = Relocator(threshold: threshold, total: 0, rebuildsCollections: false, progress: { _ in })
+            var relocator = Relocator(threshold: threshold, total: 0, collections: nil, progress: { _ in })
             trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
             trees.lineage.root = try relocator.relocate(trees.lineage.root, owner: .system, catalog: false, in: self)
             trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
