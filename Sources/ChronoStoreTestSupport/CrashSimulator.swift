@@ -16,21 +16,26 @@ package struct CrashSimulator {
     package let durability: Durability
     package let retention: RetentionPolicy
     package let packing: HistoryPacking
+    /// Deferred mode: commits between syncs, and bytes of pages after which a commit syncs sooner.
+    package let checkpoints: (interval: Int, byteLimit: Int)
 
     package init(
         pageSize: Int = 4096, durability: Durability, retention: RetentionPolicy = .lastRoots(3),
-        packing: HistoryPacking = .standard
+        packing: HistoryPacking = .standard, checkpoints: (interval: Int, byteLimit: Int) = (3, 32 << 20)
     ) {
         self.pageSize = pageSize
         self.durability = durability
         self.retention = retention
         self.packing = packing
+        self.checkpoints = checkpoints
     }
 
     package var options: StoreOptions {
         var options = StoreOptions(
-            pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: 3, retention: retention)
+            pageSize: pageSize, durability: durability, cacheByteCount: 1 << 20, checkpointInterval: checkpoints.interval,
+            retention: retention)
         options.packing = packing
+        options.checkpointByteLimit = checkpoints.byteLimit
         return options
     }
 

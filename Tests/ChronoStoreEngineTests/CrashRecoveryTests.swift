@@ -170,8 +170,12 @@ struct CrashRecoveryTests {
         let backup = try Self.makeBackup(in: directory)
         var crashPoints = 0
         while crashPoints < targetPoints {
+            // In deferred mode, checkpoints every third commit, or (with a long interval) when the
+            // unsynced commits wrote 8 or 24 pages, so they land at irregular commits.
+            let checkpoints = [(3, 32 << 20), (16, 8 * 4096), (16, 24 * 4096)][Int.random(in: 0..<3, using: &seeds)]
             let simulator = CrashSimulator(
-                durability: durability, retention: [.lastRoots(3), .lastRoots(8), .limitless][Int.random(in: 0..<3, using: &seeds)])
+                durability: durability, retention: [.lastRoots(3), .lastRoots(8), .limitless][Int.random(in: 0..<3, using: &seeds)],
+                checkpoints: checkpoints)
             let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...10, using: &seeds), backup: backup)
             let operations = try simulator.operationCount { store, file in try workload.run(on: store, file: file) }
             for crashAfter in 0..<operations {
