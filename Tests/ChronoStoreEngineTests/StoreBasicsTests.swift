@@ -107,6 +107,23 @@ struct VerifyTests {
     }
 }
 
+@Suite("Transaction ids")
+struct TransactionIDTests {
+    /// Regression: a damaged lock file (or state) whose transaction floor is at the end of the id
+    /// space made the next write trap on overflow; it is now a typed error and the store still
+    /// reads.
+    @Test func idsAtTheEndOfTheRangeAreATypedErrorNotATrap() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("ids.chrono"))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("kept"), bytes("value"), in: "records") }
+        let coordination = try #require(store.coordination)
+        coordination.raiseTransactionFloor(UInt64.max)
+        #expect(throws: StoreError.self) { try store.write { try $0.put(bytes("new"), bytes("value"), in: "records") } }
+        #expect(try store.read { try $0.value(forKey: bytes("kept"), in: "records") } == bytes("value"))
+    }
+}
+
 @Suite("Free space")
 struct FreeSpaceTests {
     /// Regression: in deferred mode only every `checkpointInterval`-th commit synced, and pages

@@ -186,6 +186,17 @@ struct StructureFuzzTests {
     @Test func mutatedStoresReturnTheTruthOrATypedErrorAndNeverHangOrTrap() throws {
         let seed = SeededGenerator.seed(fromEnvironment: "CHRONO_SEED")
         let mutationCount = Environment.soakEnabled ? 100_000 : Int(Environment.value("CHRONO_FUZZ_MUTATIONS") ?? "") ?? 300
+        try Self.fuzz(seed: seed, mutationCount: mutationCount)
+    }
+
+    /// Seeds that once found a trap, replayed every run. 14678162830194281417: a mutated history
+    /// index named root id 2⁶⁴ − 1, and pruning's walk to the next id overflowed.
+    @Test(arguments: [UInt64(14_678_162_830_194_281_417)])
+    func seedsThatOnceTrappedReturnTheTruthOrATypedError(seed: UInt64) throws {
+        try Self.fuzz(seed: seed, mutationCount: 300)
+    }
+
+    private static func fuzz(seed: UInt64, mutationCount: Int) throws {
         print("structure fuzz: seed \(seed), \(mutationCount) mutations (replay with CHRONO_SEED=\(seed))")
         var fuzzer = try StructureFuzzer(seed: seed)
         let seeds = try [

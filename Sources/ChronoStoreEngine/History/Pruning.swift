@@ -112,8 +112,10 @@ extension WriteTransaction {
         var cursorHeld = false
         var pruned = 0
         var position = start
-        while pruned < limit, let entry = try entry(atOrAfter: position, in: trees) {
-            position = TransactionID(entry.root.rawValue + 1)
+        var more = true
+        while pruned < limit, more, let entry = try entry(atOrAfter: position, in: trees) {
+            // A damaged index can name the last id there is: nothing follows it.
+            (position, more) = (TransactionID(entry.root.rawValue &+ 1), entry.root.rawValue < UInt64.max)
             // Another process holds every root from here on.
             if let everythingFrom = pinned.everythingFrom, entry.root >= everythingFrom { break }
             if pinned.snapshots[entry.root] == nil {
@@ -138,8 +140,10 @@ extension WriteTransaction {
         while true {
             var prunedThisPass = 0
             var position = TransactionID.none
-            while let entry = try entry(atOrAfter: position, in: trees) {
-                position = TransactionID(entry.root.rawValue + 1)
+            var more = true
+            while more, let entry = try entry(atOrAfter: position, in: trees) {
+                // A damaged index can name the last id there is: nothing follows it.
+                (position, more) = (TransactionID(entry.root.rawValue &+ 1), entry.root.rawValue < UInt64.max)
                 if try shouldPrune(entry, rule: &rule, mode: mode, trees: trees), try pruneRoot(entry, &trees) {
                     prunedThisPass += 1
                 }

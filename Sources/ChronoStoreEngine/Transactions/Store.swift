@@ -170,7 +170,8 @@ package final class Store: @unchecked Sendable {
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
                 let elsewhere = oldestReadElsewhere()
                 let (base, epoch) = groupCommit.base(published: published)
-                return (base, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere, base: base), reserveTransactionLocked(), epoch)
+                let id = try reserveTransactionLocked()
+                return (base, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere, base: base), id, epoch)
             }
             let transaction = WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
             transaction.groupEpoch = epoch
@@ -202,9 +203,15 @@ package final class Store: @unchecked Sendable {
     /// Ids must never repeat: a commit lost in a crash, or a transaction that wrote pages and then
     /// aborted, may have left pages on disk born with its id, and a later commit with the same id
     /// whose writes were only partly durable would otherwise take those stale pages for its own.
-    private func reserveTransactionLocked() -> TransactionID {
+    /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming the state page when the ids are
+    /// used up, which only a damaged or crafted file can do (ids grow by one a transaction).
+    private func reserveTransactionLocked() throws -> TransactionID {
         var id = max(published.transaction, transactionFloor)
         if let shared = coordination?.transactionFloor { id = max(id, TransactionID(shared)) }
+        guard id.rawValue < UInt64.max - Self.lostIdGap else {
+            throw StoreError.malformedPage(
+                page: published.stateReference.page, reason: "transaction id \(id.rawValue) leaves no ids for new transactions")
+        }
         id = id.next
         transactionFloor = id
         coordination?.raiseTransactionFloor(id.rawValue)
@@ -214,7 +221,11 @@ package final class Store: @unchecked Sendable {
     /// After recovery from a crash: skip past every id the lost commits can have used. Commits
     /// lost to power failure are at most the unsynced ones, fewer than `maximumCheckpointInterval`.
     func skipIdsLostInCrash() {
-        lock.withLock { transactionFloor = max(transactionFloor, TransactionID(published.transaction.rawValue + Self.lostIdGap)) }
+        lock.withLock {
+            // Saturating: a damaged state's id near the end is refused by the next write instead.
+            let (skipped, overflow) = published.transaction.rawValue.addingReportingOverflow(Self.lostIdGap)
+            transactionFloor = max(transactionFloor, TransactionID(overflow ? UInt64.max : skipped))
+        }
     }
 
     /// The floor this process reserved ids up to (raised past lost ids after a crash).
