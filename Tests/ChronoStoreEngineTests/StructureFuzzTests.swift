@@ -189,11 +189,13 @@ struct StructureFuzzTests {
         try Self.fuzz(seed: seed, mutationCount: mutationCount)
     }
 
-    /// Seeds that once found a trap, replayed every run. 14678162830194281417: a mutated history
-    /// index named root id 2⁶⁴ − 1, and pruning's walk to the next id overflowed.
-    @Test(arguments: [UInt64(14_678_162_830_194_281_417)])
-    func seedsThatOnceTrappedReturnTheTruthOrATypedError(seed: UInt64) throws {
-        try Self.fuzz(seed: seed, mutationCount: 300)
+    /// Seeds that once found a trap, replayed every run with as many mutations as found it.
+    /// 14678162830194281417: a mutated history index named root id 2⁶⁴ − 1, and pruning's walk to
+    /// the next id overflowed. 8652822463061937338: a mutated state's packing depth near 2⁶⁴
+    /// overflowed packing's window arithmetic.
+    @Test(arguments: [(UInt64(14_678_162_830_194_281_417), 300), (UInt64(8_652_822_463_061_937_338), 5_000)])
+    func seedsThatOnceTrappedReturnTheTruthOrATypedError(seed: UInt64, mutationCount: Int) throws {
+        try Self.fuzz(seed: seed, mutationCount: mutationCount)
     }
 
     private static func fuzz(seed: UInt64, mutationCount: Int) throws {

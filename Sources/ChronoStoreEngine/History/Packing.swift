@@ -79,8 +79,13 @@ extension WriteTransaction {
         // The depth hint is the newest packed root's depth plus the roots the next walk waits for
         // beyond the batch (at most `extraBatchLimit`): a head below it by more than that moved
         // back (an undo past the packed roots), and packing starts over from it at once.
-        guard head.depth >= counters.depth + UInt64(packing.window + packing.batchRoots)
-            || head.depth + UInt64(Self.extraBatchLimit) < counters.depth
+        // Saturating: depths come from the file, and a damaged one must not trap.
+        func plus(_ depth: UInt64, _ count: Int) -> UInt64 {
+            let (sum, overflow) = depth.addingReportingOverflow(UInt64(count))
+            return overflow ? .max : sum
+        }
+        guard head.depth >= plus(counters.depth, packing.window + packing.batchRoots)
+            || plus(head.depth, Self.extraBatchLimit) < counters.depth
         else { return }
         var newest = head
         var newestChild = head
