@@ -192,8 +192,12 @@ struct StructureFuzzTests {
     /// Seeds that once found a trap, replayed every run with as many mutations as found it.
     /// 14678162830194281417: a mutated history index named root id 2⁶⁴ − 1, and pruning's walk to
     /// the next id overflowed. 8652822463061937338: a mutated state's packing depth near 2⁶⁴
-    /// overflowed packing's window arithmetic.
-    @Test(arguments: [(UInt64(14_678_162_830_194_281_417), 300), (UInt64(8_652_822_463_061_937_338), 5_000)])
+    /// overflowed packing's window arithmetic. 14990299429877893344: a mutated history entry named
+    /// an earlier root than its key, and pruning's walk went back to it for ever (a hang).
+    @Test(arguments: [
+        (UInt64(14_678_162_830_194_281_417), 300), (UInt64(8_652_822_463_061_937_338), 5_000),
+        (UInt64(14_990_299_429_877_893_344), 5_000),
+    ])
     func seedsThatOnceTrappedReturnTheTruthOrATypedError(seed: UInt64, mutationCount: Int) throws {
         try Self.fuzz(seed: seed, mutationCount: mutationCount)
     }

@@ -114,8 +114,10 @@ extension WriteTransaction {
         var position = start
         var more = true
         while pruned < limit, more, let entry = try entry(atOrAfter: position, in: trees) {
-            // A damaged index can name the last id there is: nothing follows it.
-            (position, more) = (TransactionID(entry.root.rawValue &+ 1), entry.root.rawValue < UInt64.max)
+            // Strictly forward, whatever a damaged entry says its root is (its key found it; the
+            // entry's own field may name an earlier root, or the last id there is).
+            let reached = max(entry.root.rawValue, position.rawValue)
+            (position, more) = (TransactionID(reached &+ 1), reached < UInt64.max)
             // Another process holds every root from here on.
             if let everythingFrom = pinned.everythingFrom, entry.root >= everythingFrom { break }
             if pinned.snapshots[entry.root] == nil {
@@ -134,22 +136,35 @@ extension WriteTransaction {
     }
 
     /// `prune()` and `clearHistory()`: passes over every root until one drops nothing (a fork
-    /// point is visited before the branches whose dropping frees it).
+    /// point is visited before the branches whose dropping frees it). Every pass but the last
+    /// drops a root, so there are at most as many passes as the first one visited roots, plus one;
+    /// more means a damaged index that keeps roots pruning dropped, an error rather than a hang.
     private func pruneEveryRoot(_ trees: inout HistoryTrees, rule: inout RetentionRule, mode: PruneMode) throws -> Int {
         var pruned = 0
+        var passes = 0
+        var rootsAtFirst: Int?
         while true {
             var prunedThisPass = 0
+            var visited = 0
             var position = TransactionID.none
             var more = true
             while more, let entry = try entry(atOrAfter: position, in: trees) {
-                // A damaged index can name the last id there is: nothing follows it.
-                (position, more) = (TransactionID(entry.root.rawValue &+ 1), entry.root.rawValue < UInt64.max)
+                // Strictly forward, as in `pruneExpiredRoots`.
+                let reached = max(entry.root.rawValue, position.rawValue)
+                (position, more) = (TransactionID(reached &+ 1), reached < UInt64.max)
+                visited += 1
                 if try shouldPrune(entry, rule: &rule, mode: mode, trees: trees), try pruneRoot(entry, &trees) {
                     prunedThisPass += 1
                 }
             }
             pruned += prunedThisPass
             if prunedThisPass == 0 { return pruned }
+            passes += 1
+            if rootsAtFirst == nil { rootsAtFirst = visited }
+            if let rootsAtFirst, passes > rootsAtFirst + 1 {
+                throw StoreError.malformedPage(
+                    page: trees.entries.root.page, reason: "pruning does not converge: the history index keeps roots it dropped")
+            }
         }
     }
 
