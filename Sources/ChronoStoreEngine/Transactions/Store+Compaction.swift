@@ -246,20 +246,13 @@ struct Relocator {
                         try builder.append(view, index, page: node.page, editor: transaction)
                     }
                 }
-            case .leaf(let leaf):
-                // Rewritten earlier in this transaction (not how compaction meets a collection
-                // tree, but handled alike).
-                for index in leaf.keys.indices {
-                    var value = leaf.values[index]
-                    if case .overflow(let large) = value, try needsMove(large, transaction) {
-                        value = try moveLargeValue(large, in: transaction)
-                    }
-                    try leaf.keys[index].withUnsafeBytes {
-                        try builder.append(key: $0, value: value, page: node.page, editor: transaction)
-                    }
-                }
-            case .branchPage, .branch:
+            case .branchPage:
                 continue
+            case .leaf, .branch:
+                // The first pass rebuilds each collection tree before anything edits it in this
+                // transaction; a decoded node here (whose children `collectNodes` would not have
+                // walked) means that no longer holds, and rebuilding would drop entries.
+                throw StoreError.malformedPage(page: node.page, reason: "compaction met a collection tree edited before its rebuild")
             }
             // The new leaves written so far are finished: past the dirty limit they are written
             // out like any large transaction's.
