@@ -307,27 +307,46 @@ struct FuzzerFindingTests {
 
     /// Found by the structure fuzzer: a history entry whose parent is itself made `history()`
     /// (and any walk up the history parents) loop forever.
-    @Test func historyEntryNamingItselfAsParentIsDamageNotAnEndlessWalk() throws {
+    /// The entry is crafted where it lies: in the state page's journal (a new store's recent
+    /// commits), or in a history index leaf (right after a commit wrote a full journal out).
+    @Test(arguments: [true, false]) func historyEntryNamingItselfAsParentIsDamageNotAnEndlessWalk(inJournal: Bool) throws {
         let directory = try TemporaryDirectory(prefix: "chrono-fuzz-finding")
         let path = directory.file("parent-cycle.chrono")
         let store = try Store.create(at: path)
         for round in 0..<3 { try store.write { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") } }
+        if !inJournal {
+            for round in 3..<200 where try !store.snapshot.state.journal.historyIndex.isEmpty {
+                try store.write { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") }
+            }
+        }
         let snapshot = try store.snapshot
         let head = snapshot.state.head.birth
-        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
-        var leaf = snapshot.state.historyIndex
-        while case .branchPage(let view) = try reader.node(leaf) { leaf = view.child(at: view.keyCount) }
         let pageSize = store.pageSize
-        try store.close()
-        try PageCrafting.edit(path, page: leaf.page, pageSize: pageSize) { bytes in
-            let view = LeafView(page: try CraftedChainTests.buffer(bytes))
-            let position = try #require((0..<view.count).first { HistoryIndex.root(of: view.key(at: $0)) == head })
-            let valueStart = view.entryOffset(position) + NodeLayout.leafEntryHeaderByteCount + view.key(at: position).count
-            bytes.storeLittleEndian(head.rawValue, at: valueStart + 16)
+        let damaged: PageID
+        if inJournal {
+            damaged = snapshot.stateReference.page
+            try store.close()
+            try PageCrafting.edit(path, page: damaged, pageSize: pageSize) { bytes in
+                let found = PageCrafting.editJournaledHistoryEntry(bytes, root: head) { $0.storeLittleEndian(head.rawValue, at: 16) }
+                try #require(found)
+            }
+        } else {
+            #expect(snapshot.state.journal.historyIndex.isEmpty)
+            let reader = SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
+            var leaf = snapshot.state.historyIndex
+            while case .branchPage(let view) = try reader.node(leaf) { leaf = view.child(at: view.keyCount) }
+            damaged = leaf.page
+            try store.close()
+            try PageCrafting.edit(path, page: leaf.page, pageSize: pageSize) { bytes in
+                let view = LeafView(page: try CraftedChainTests.buffer(bytes))
+                let position = try #require((0..<view.count).first { HistoryIndex.root(of: view.key(at: $0)) == head })
+                let valueStart = view.entryOffset(position) + NodeLayout.leafEntryHeaderByteCount + view.key(at: position).count
+                bytes.storeLittleEndian(head.rawValue, at: valueStart + 16)
+            }
         }
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
-        expectDamage(#expect(throws: StoreError.self) { try reopened.history() }, naming: leaf.page)
+        expectDamage(#expect(throws: StoreError.self) { try reopened.history() }, naming: damaged)
         #expect(!(try reopened.verify().isSound))
     }
 

@@ -67,14 +67,14 @@ extension FileFormatSpecTests {
             && SpecReader.u64(slot, 16) > reference.birth
     }
 
-    @Test(arguments: [2, 3]) func thePackedFixtureReadsTheSameThroughTheSpecAndTheEngine(version: Int) throws {
+    @Test(arguments: [2, 3, 4]) func thePackedFixtureReadsTheSameThroughTheSpecAndTheEngine(version: Int) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("v\(version).chrono")
         try FileManager.default.copyItem(atPath: FormatFixtureV2.store(version: version), toPath: path)
         try Self.expectAgreement(path, pageSize: 4096, version: UInt32(version))
         let spec = try SpecReader(path: path)
         #expect(spec.formatVersion == version && spec.preambleOffset == 0 && spec.state.packedPages > 0)
-        #expect(spec.pageKeysBirthFirst == (version == 3))
+        #expect(spec.pageKeysBirthFirst == (version >= 3))
         _ = try Self.expectEveryPackedPageRebuilds(spec)
         // Every edit reads by its label, most of them through pack entries.
         var labelled: [String: [UInt8]] = [:]
@@ -165,11 +165,11 @@ extension FileFormatSpecTests {
         try store.write(label: "after the upgrade") { try $0.put(bytes("k"), bytes("v"), in: "c") }
         try store.close()
         let upgraded = try SpecReader(path: path)
-        #expect(upgraded.formatVersion == 3 && upgraded.preambleOffset == 0)
+        #expect(upgraded.formatVersion == 4 && upgraded.preambleOffset == 0)
         #expect(try RawFile.bytes(path)[0..<64] == RawFile.bytes(path)[1536..<1600], "the copy is the preamble")
         try RawFile.flipByte(in: path, at: 20)
         let torn = try SpecReader(path: path)
-        #expect(torn.formatVersion == 3 && torn.preambleOffset == 1536 && torn.pageSize == 4096)
+        #expect(torn.formatVersion == 4 && torn.preambleOffset == 1536 && torn.pageSize == 4096)
         try Self.expectAgreement(path, pageSize: 4096)
     }
 
@@ -178,7 +178,7 @@ extension FileFormatSpecTests {
         let path = directory.file("fresh.chrono")
         try Store.create(at: path).close()
         let spec = try SpecReader(path: path)
-        #expect(spec.formatVersion == 3 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
+        #expect(spec.formatVersion == 4 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
         #expect(spec.state.flags == 4 && spec.pageKeysBirthFirst)
         #expect(spec.state.packedPages == 0 && spec.state.packedBytes == 0 && spec.state.packPages == 0)
         #expect(try RawFile.bytes(path)[1536..<1600].allSatisfy { $0 == 0 })

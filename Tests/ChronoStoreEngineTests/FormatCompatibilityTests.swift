@@ -117,9 +117,9 @@ struct FormatCompatibilityTests {
         #expect(report.isSound && report.leakedPageCount == 0)
         // And it takes new commits: the first write upgrades the file to version 2 in place.
         try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
-        #expect(store.formatVersion == 3)
+        #expect(store.formatVersion == 4)
         let preamble = try RawFile.bytes(directory.file("v1.chrono"))
-        #expect(preamble[8] == 3 && preamble[FilePreamble.copyOffset + 8] == 3)
+        #expect(preamble[8] == 4 && preamble[FilePreamble.copyOffset + 8] == 4)
         #expect(try store.history(allBranches: true).map { $0.label ?? "" }.dropFirst() == labels[...])
     }
 
@@ -136,7 +136,7 @@ struct FormatCompatibilityTests {
         try RawFile.write(path, image)
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
-        #expect(reopened.formatVersion == 3)
+        #expect(reopened.formatVersion == 4)
         #expect(text(try reopened.read { try $0.value(forKey: bytes("note-4"), in: "notes") }) == "{}")
         // A crash before the second write leaves version 1 at offset 0 and the copy unused.
         var untouched = try RawFile.bytes(FormatFixture.store)
@@ -148,7 +148,7 @@ struct FormatCompatibilityTests {
         #expect(half.formatVersion == 1)
     }
 
-    @Test(arguments: [2, 3]) func packedFixtureOpensAndReadsPackedHistoryAsWritten(version: Int) throws {
+    @Test(arguments: [2, 3, 4]) func packedFixtureOpensAndReadsPackedHistoryAsWritten(version: Int) throws {
         if Environment.value("CHRONO_WRITE_FIXTURES") == "\(version)", version == FilePreamble.currentFormatVersion {
             try FormatFixtureV2.write()
         }
@@ -184,7 +184,7 @@ struct FormatCompatibilityTests {
                 try transaction.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes")
             }
         }
-        #expect(store.formatVersion == 3)
+        #expect(store.formatVersion == 4)
         let state = try store.snapshot.state
         #expect(state.packs.keyOrder == keyOrder && state.packs.packedPages > 0)
         for item in try store.history() where item.label?.hasPrefix("Edit ") == true {

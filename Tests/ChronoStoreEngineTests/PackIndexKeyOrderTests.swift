@@ -74,7 +74,7 @@ struct PackIndexKeyOrderTests {
             try store.write(label: "step \(step)") { try $0.put(bytes("key \(step % 4)"), bytes("value \(step)"), in: "items") }
         }
         let packs = try store.snapshot.state.packs
-        #expect(store.formatVersion == 3 && packs.keyOrder == .birthFirst && packs.packedPages > 0)
+        #expect(store.formatVersion == 4 && packs.keyOrder == .birthFirst && packs.packedPages > 0)
         // The index's page keys name packed pages by (birth, page).
         let reader = try store.beginRead()
         var named = 0
@@ -109,6 +109,8 @@ struct PackIndexKeyOrderTests {
         let packedBefore = try store.snapshot.state.packs.packedPages
         try Self.edit(store, 40..<60)
         #expect(store.formatVersion == 2 && other.formatVersion == 2)
+        // Nor does it journal history edits (version 4): a version 2 reader would miss them.
+        #expect(try store.snapshot.state.journal.isEmpty)
         let packs = try store.snapshot.state.packs
         #expect(packs.keyOrder == .pageFirst && packs.packedPages > packedBefore)
         // What a version 2 reader needs: preamble version 2, page-first keys, 2-byte runs.
@@ -122,7 +124,7 @@ struct PackIndexKeyOrderTests {
         reader.close()
         try other.close()
         try Self.edit(store, 60..<61)
-        #expect(store.formatVersion == 3)
+        #expect(store.formatVersion == 4)
         try store.close()
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
@@ -135,7 +137,7 @@ struct PackIndexKeyOrderTests {
         let store = try Store.open(at: path, options: options)
         try Self.edit(store, 40..<41)
         let before = try store.snapshot.state.packs
-        #expect(store.formatVersion == 3 && before.keyOrder == .pageFirst && before.packedPages > 0)
+        #expect(store.formatVersion == 4 && before.keyOrder == .pageFirst && before.packedPages > 0)
         try store.compact()
         let after = try store.snapshot.state.packs
         #expect(after.keyOrder == .birthFirst && after.packedPages == before.packedPages && after.packedBytes == before.packedBytes)
@@ -191,7 +193,7 @@ struct PackIndexKeyOrderTests {
         let store = try Store.open(at: path, options: options)
         try Self.edit(store, 40..<41)
         let upgradedOrder = try store.snapshot.state.packs.keyOrder
-        #expect(store.formatVersion == 3 && upgradedOrder == .pageFirst)
+        #expect(store.formatVersion == 4 && upgradedOrder == .pageFirst)
         // Without the fixture's snapshot, clearing keeps nothing but the head.
         try store.deleteSnapshot(named: "first")
         try store.clearHistory()

@@ -24,6 +24,30 @@ enum PageCrafting {
         try handle.write(contentsOf: bytes)
     }
 
+    /// Edits the value of the history entry of `root` in the journal of the state page held in
+    /// `bytes` (format version 4), through `edit`; returns false when the journal lacks it. The
+    /// caller reseals the page.
+    static func editJournaledHistoryEntry(
+        _ bytes: UnsafeMutableRawBufferPointer, root: TransactionID, _ edit: (UnsafeMutableRawBufferPointer) -> Void
+    ) -> Bool {
+        let end = StateJournal.recordsOffset + Int(bytes.loadLittleEndian(at: StateJournal.byteCountOffset, as: UInt16.self))
+        var cursor = StateJournal.recordsOffset
+        while cursor < end {
+            let tree = bytes[cursor]
+            let keyCount = Int(bytes[cursor + 1])
+            let key = Array(bytes[(cursor + 2)..<(cursor + 2 + keyCount)])
+            cursor += 2 + keyCount
+            let valueCount = bytes[cursor] == StateJournal.removedMarker ? 0 : Int(bytes[cursor])
+            cursor += 1
+            if tree == StateJournal.Tree.historyIndex.rawValue, key == HistoryIndex.key(root), valueCount > 0 {
+                edit(UnsafeMutableRawBufferPointer(rebasing: bytes[cursor..<(cursor + valueCount)]))
+                return true
+            }
+            cursor += valueCount
+        }
+        return false
+    }
+
     /// Recomputes the checksum of a page held in `bytes`.
     static func reseal(_ bytes: UnsafeMutableRawBufferPointer) {
         let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[PageHeader.kindOffset...]))

@@ -469,35 +469,33 @@ struct ReviewFindingsTests {
         }
     }
 
-    /// The same for a history entry's merged list: a checksummed history-index leaf whose entry
-    /// claims an out-of-line dead list of 2^60 pages. Pruning reads it and must report the page.
+    /// The same for a history entry's merged list: a checksummed history entry that claims an
+    /// out-of-line dead list of 2^60 pages. Pruning reads it and must report the page. After one
+    /// commit root 1's entry (its redo target changed) lies in the state page's journal.
     @Test
     func aHistoryEntryWithAnAbsurdListCountIsAnErrorNotATrap() throws {
         let pageSize = 4096
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(pageSize: pageSize, retention: .limitless))
         try store.write { try $0.put(bytes("k"), bytes("v"), in: "c") }
-        let index = try store.snapshot.state.historyIndex
+        let state = try store.snapshot.stateReference
         try store.close()
         var image = file.visibleImage
-        let start = Int(index.page.rawValue) * pageSize
-        let page = PageBuffer(pageSize: pageSize)
-        for offset in 0..<pageSize { page.bytes[offset] = image[start + offset] }
-        #expect(page.kindByte == PageKind.leaf.rawValue)
-        let leaf = NodeLayout.decodeLeaf(page)
-        guard case .inline(var value) = leaf.values[leaf.values.count - 1] else { Issue.record("entry not inline"); return }
-        value.withUnsafeMutableBytes { raw in
-            // Dead list: 2^60 entries starting at page 1; neither list owned by the root page.
-            raw.storeLittleEndian(UInt64(1) << 60, at: 56)
-            raw.storeLittleEndian(UInt64(1), at: 64)
-            raw.storeLittleEndian(UInt64(1), at: 72)
-            raw.storeLittleEndian(UInt32(0), at: 104)
+        let start = Int(state.page.rawValue) * pageSize
+        var page = Array(image[start..<(start + pageSize)])
+        let found = page.withUnsafeMutableBytes { raw in
+            let found = PageCrafting.editJournaledHistoryEntry(raw, root: TransactionID(1)) { value in
+                // Dead list: 2^60 entries starting at page 1; neither list owned by the root page.
+                value.storeLittleEndian(UInt64(1) << 60, at: 56)
+                value.storeLittleEndian(UInt64(1), at: 64)
+                value.storeLittleEndian(UInt64(1), at: 72)
+                value.storeLittleEndian(UInt32(0), at: 104)
+            }
+            PageCrafting.reseal(raw)
+            return found
         }
-        leaf.values[leaf.values.count - 1] = .inline(value)
-        let rewritten = PageBuffer(pageSize: pageSize)
-        NodeLayout.encode(leaf, into: rewritten)
-        rewritten.seal(kind: .leaf, page: index.page, birth: index.birth, count: leaf.keys.count)
-        for offset in 0..<pageSize { image[start + offset] = rewritten.bytes[offset] }
+        #expect(found, "root 1's entry is not in the state journal")
+        image.replaceSubrange(start..<(start + pageSize), with: page)
         let reopened = try Store.open(file: FaultInjectingFile(image: image))
         defer { try? reopened.close() }
         // Dropping root 1 (the top of the lineage) by the lineage rules frees its one child's dead

@@ -1,4 +1,4 @@
-// An independent reader of format versions 1 to 3, written from Docs/FileFormat.md's tables alone:
+// An independent reader of format versions 1 to 4, written from Docs/FileFormat.md's tables alone:
 // it uses no engine type or constant, so a test comparing it with the engine catches spec drift.
 import Foundation
 
@@ -62,6 +62,8 @@ struct SpecState {
     var headTimeline: SpecReference
     var headTimelineCount: UInt64
     var zeroedThrough: UInt64
+    /// The state journal (version 4): tree number → (key, value or nil for a removal), in order.
+    var journal: [UInt8: [([UInt8], [UInt8]?)]]
 }
 
 struct SpecReader {
@@ -97,7 +99,7 @@ struct SpecReader {
             throw SpecViolation("no valid preamble")
         }
         formatVersion = Self.u32(image, preambleOffset + 8)
-        guard (1...3).contains(formatVersion) else { throw SpecViolation("format version \(formatVersion)") }
+        guard (1...4).contains(formatVersion) else { throw SpecViolation("format version \(formatVersion)") }
         pageSize = Int(Self.u32(image, preambleOffset + 12))
         guard pageSize.nonzeroBitCount == 1, (4096...65536).contains(pageSize) else { throw SpecViolation("page size \(pageSize)") }
         // Header slots at 512 and 1024: valid when the checksum matches and the state page is not
@@ -114,20 +116,45 @@ struct SpecReader {
         // The state page is bounded by the file length; everything else by the state's mark.
         let fileMark = UInt64(image.count / pageSize)
         let page = try Self.checkedPage(image, pageSize: pageSize, best.state, kinds: [6], mark: fileMark)
-        state = Self.state(page)
+        state = try Self.state(page)
         packIndexEntries = try treeEntries(state.packIndex, direct: true)
         packIndex = Dictionary(packIndexEntries, uniquingKeysWith: { first, _ in first })
     }
 
-    static func state(_ page: [UInt8]) -> SpecState {
+    static func state(_ page: [UInt8]) throws -> SpecState {
         func reference(_ offset: Int) -> SpecReference { SpecReference(page: u64(page, offset), birth: u64(page, offset + 8)) }
+        // The journal: byte count J at 288, records from 296: tree, key length, key, value length
+        // (255 = removed), value; in increasing (tree, key) order.
+        var journal: [UInt8: [([UInt8], [UInt8]?)]] = [:]
+        let end = 296 + Int(u16(page, 288))
+        guard end <= page.count else { throw SpecViolation("state journal runs past the page") }
+        var cursor = 296
+        var last: [UInt8]?
+        while cursor < end {
+            let tree = page[cursor]
+            let keyLength = Int(page[cursor + 1])
+            let key = Array(page[(cursor + 2)..<(cursor + 2 + keyLength)])
+            cursor += 2 + keyLength
+            let valueLength = page[cursor]
+            cursor += 1
+            var value: [UInt8]?
+            if valueLength != 255 {
+                value = Array(page[cursor..<(cursor + Int(valueLength))])
+                cursor += Int(valueLength)
+            }
+            guard (1...4).contains(tree), cursor <= end else { throw SpecViolation("state journal record") }
+            let order = [tree] + key
+            if let last, !precedes(last, order) { throw SpecViolation("state journal order") }
+            last = order
+            journal[tree, default: []].append((key, value))
+        }
         return SpecState(
             transaction: u64(page, 16), head: reference(48), historyIndex: reference(64), pageCount: u64(page, 96),
             tail: u64(page, 104), retainedRootCount: u64(page, 112), timeIndex: reference(144), retentionKind: page[160],
             retentionParameter: u64(page, 168), flags: page[161], pruneCursor: u64(page, 176), snapshots: reference(184),
             packIndex: reference(200), packCursor: u64(page, 216), packDepth: u64(page, 224), packedPages: u64(page, 232),
             packedBytes: u64(page, 240), packPages: u64(page, 248), headTimeline: reference(256),
-            headTimelineCount: u64(page, 272), zeroedThrough: u64(page, 280))
+            headTimelineCount: u64(page, 272), zeroedThrough: u64(page, 280), journal: journal)
     }
 
     // MARK: - Pages
@@ -255,8 +282,19 @@ struct SpecReader {
         return result
     }
 
+    /// A history tree's entries: its pages' entries with the state journal's records for it
+    /// (tree 1 history index, 2 lineage index, 3 time index, 4 head timeline) applied.
+    func journaledEntries(_ root: SpecReference, tree: UInt8) throws -> [([UInt8], [UInt8])] {
+        var entries = try treeEntries(root)
+        for (key, value) in state.journal[tree] ?? [] {
+            entries.removeAll { $0.0 == key }
+            if let value { entries.append((key, value)) }
+        }
+        return entries.sorted { Self.precedes($0.0, $1.0) }
+    }
+
     func history() throws -> [SpecHistoryEntry] {
-        try treeEntries(state.historyIndex).map { key, value in
+        try journaledEntries(state.historyIndex, tree: 1).map { key, value in
             guard key.count == 8, value.count == 112 else { throw SpecViolation("history entry size") }
             return SpecHistoryEntry(
                 root: Self.u64BigEndian(key, 0), rootPage: SpecReference(page: Self.u64(value, 0), birth: Self.u64(value, 8)),
@@ -267,12 +305,12 @@ struct SpecReader {
 
     /// (commit time, root id) keys of the time index.
     func timeIndex() throws -> [(UInt64, UInt64)] {
-        try treeEntries(state.timeIndex).map { key, _ in (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8)) }
+        try journaledEntries(state.timeIndex, tree: 3).map { key, _ in (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8)) }
     }
 
     /// (time of the change, transaction, root that became the head) records of the head timeline.
     func headTimeline() throws -> [(UInt64, UInt64, UInt64)] {
-        try treeEntries(state.headTimeline).map { key, value in
+        try journaledEntries(state.headTimeline, tree: 4).map { key, value in
             guard key.count == 16, value.count == 8 else { throw SpecViolation("head timeline record size") }
             return (Self.u64BigEndian(key, 0), Self.u64BigEndian(key, 8), Self.u64(value, 0))
         }
@@ -282,7 +320,7 @@ struct SpecReader {
     /// nil when no record (or, without a timeline, no commit) is at or before it.
     func headRoot(at milliseconds: Int64) throws -> UInt64? {
         let time = UInt64(max(milliseconds, 0))
-        if state.headTimeline.isNone { return try timeIndex().last { $0.0 <= time }?.1 }
+        if state.headTimeline.isNone && state.journal[4] == nil { return try timeIndex().last { $0.0 <= time }?.1 }
         return try headTimeline().last { $0.0 <= time }?.2
     }
 

@@ -18,9 +18,9 @@ extension Store {
         defer { reader.close() }
         let source = reader.snapshot
         var entries: [HistoryEntry] = []
-        let index = BTree(root: source.state.historyIndex, owner: .system)
-        try index.scan(.all, reverse: false, reader: reader.treeReader) { _, value in
-            entries.append(try HistoryEntry.decode(value, page: index.root.page))
+        let index = JournaledTree(root: source.state.historyIndex, journal: source.state.journal.historyIndex)
+        try index.scan(.all, reverse: false, reader: reader.treeReader) { key, value in
+            entries.append(try HistoryEntry.decode(value, page: index.page(of: key)))
             return true
         }
         var pinned: [TransactionID] = []

@@ -35,7 +35,7 @@
 /// | 256 | 16 | head timeline root: (time, transaction) → root that became the head |
 /// | 272 | 8 | head timeline record count |
 /// | 280 | 8 | secure delete: free-tree entries released at or before this transaction are zeroed |
-/// | 288 | … | reserved (0) |
+/// | 288 | … | state journal (format version 4; zero before): see ``StateJournal`` |
 package struct StateRecord: Equatable, Sendable {
     static let previousOffset = PageHeader.byteCount
     static let syncedOffset = previousOffset + PageReference.byteCount
@@ -90,6 +90,8 @@ package struct StateRecord: Equatable, Sendable {
     /// Freed pages are overwritten with zeros (see `Store+SecureDelete.swift`).
     package var secureDelete = false
     package var zeroedThrough: TransactionID = .none
+    /// Edits of the history trees not yet in their pages (format version 4; see `JournaledTree`).
+    package var journal = StateJournal()
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -136,7 +138,12 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeReference(headTimeline, at: Self.headTimelineOffset)
         bytes.storeLittleEndian(headTimelineCount, at: Self.headTimelineCountOffset)
         bytes.storeLittleEndian(zeroedThrough.rawValue, at: Self.zeroedThroughOffset)
+        journal.encode(into: bytes)
     }
+
+    /// Whether the store has a head timeline (pages or journaled records); reads by time use
+    /// the time index when it has none.
+    package var hasHeadTimeline: Bool { !headTimeline.isNone || !journal.headTimeline.isEmpty }
 
     /// Decodes a verified state page.
     package static func decode(_ page: PageBuffer) throws -> StateRecord {
@@ -170,6 +177,7 @@ package struct StateRecord: Equatable, Sendable {
         record.headTimeline = bytes.loadReference(at: headTimelineOffset)
         record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
         record.zeroedThrough = TransactionID(bytes.loadLittleEndian(at: zeroedThroughOffset, as: UInt64.self))
+        record.journal = try StateJournal.decode(bytes, page: page.pageID)
         guard !record.head.isNone, record.head.birth <= record.transaction else {
             throw StoreError.malformedPage(page: page.pageID, reason: "state record names no valid head")
         }

@@ -45,9 +45,9 @@ extension WriteTransaction {
         top.newListIsRootOwned = false
         top.isLeftBehind = false
         for tree in [trees.entries, trees.lineage, trees.times] { try releaseAllPages(of: tree.root) }
-        trees.entries.root = try BTree.build(from: [(HistoryIndex.key(top.root), top.encoded())], owner: .system, editor: self)
-        trees.lineage.root = .none
-        trees.times.root = try BTree.build(from: [(HistoryTrees.timeKey(top), .inline([]))], owner: .system, editor: self)
+        trees.entries.replace(root: try BTree.build(from: [(HistoryIndex.key(top.root), top.encoded())], owner: .system, editor: self))
+        trees.lineage.replace(root: .none)
+        trees.times.replace(root: try BTree.build(from: [(HistoryTrees.timeKey(top), .inline([]))], owner: .system, editor: self))
         rootsLeftBehind = []
         return dropped
     }

@@ -13,13 +13,18 @@
 /// the root that really was the head then, or, when that root is no longer retained, by an error
 /// naming it; never by another root.
 struct HeadTimeline {
-    var tree: BTree
+    var tree: JournaledTree
     /// Records in the tree.
     var count: UInt64
 
-    init(root: PageReference, count: UInt64) {
-        tree = BTree(root: root, owner: .system)
+    init(root: PageReference, count: UInt64, journal: TreeJournal) {
+        tree = JournaledTree(root: root, journal: journal)
         self.count = count
+    }
+
+    /// The state's timeline.
+    init(state: StateRecord) {
+        self.init(root: state.headTimeline, count: state.headTimelineCount, journal: state.journal.headTimeline)
     }
 
     static func key(milliseconds: Int64, transaction: TransactionID) -> [UInt8] {
@@ -138,7 +143,7 @@ struct HeadTimeline {
         var pages: [PageReference] = []
         try TreePages.forEach(in: tree.root, reader: editor) { page, _ in pages.append(page) }
         for page in pages { editor.releasePage(page, owner: .system) }
-        tree.root = try BTree.build(from: [(key, Self.value(root))], owner: .system, editor: editor)
+        tree.replace(root: try BTree.build(from: [(key, Self.value(root))], owner: .system, editor: editor))
         count = 1
     }
 

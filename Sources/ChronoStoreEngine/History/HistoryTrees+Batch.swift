@@ -41,26 +41,25 @@ extension HistoryTrees {
         guard let edits = pending else { return }
         pending = nil
         let entryEdits = edits.entries.map { root, entry in (HistoryIndex.key(root), entry.map { $0.encoded() }) }
-        entries.root = try Self.apply(entryEdits, to: entries, keyCount: keyCount, editor: editor)
+        try Self.apply(entryEdits, to: &entries, keyCount: keyCount, editor: editor)
         var linkEdits: [([UInt8], LeafValue?)] = edits.removedLinks.map { ($0, nil) }
         for (parent, children) in edits.addedChildren {
             linkEdits += children.map { (IndexKey.pair(parent.rawValue, $0.rawValue), LeafValue.inline([])) }
         }
-        lineage.root = try Self.apply(linkEdits, to: lineage, keyCount: keyCount, editor: editor)
-        times.root = try Self.apply(edits.removedTimes.map { ($0, nil) }, to: times, keyCount: keyCount, editor: editor)
+        try Self.apply(linkEdits, to: &lineage, keyCount: keyCount, editor: editor)
+        try Self.apply(edits.removedTimes.map { ($0, nil) }, to: &times, keyCount: keyCount, editor: editor)
     }
 
-    /// Applies `edits` (nil removes the key) to `tree`; returns its new root.
+    /// Applies `edits` (nil removes the key) to `tree`.
     private static func apply(
-        _ edits: [([UInt8], LeafValue?)], to tree: BTree, keyCount: UInt64, editor: some TreeEditing
-    ) throws -> PageReference {
-        var tree = tree
-        guard !edits.isEmpty else { return tree.root }
+        _ edits: [([UInt8], LeafValue?)], to tree: inout JournaledTree, keyCount: UInt64, editor: some TreeEditing
+    ) throws {
+        guard !edits.isEmpty else { return }
         if UInt64(edits.count) * 8 < keyCount {
             for (key, value) in edits.sorted(by: { KeyOrder.compare($0.0, $1.0) < 0 }) {
                 if let value { _ = try tree.put(key, value, editor: editor) } else { _ = try tree.remove(key, editor: editor) }
             }
-            return tree.root
+            return
         }
         var changes = Dictionary(edits, uniquingKeysWith: { _, last in last })
         var kept: [([UInt8], LeafValue)] = []
@@ -78,6 +77,6 @@ extension HistoryTrees {
         var oldPages: [PageReference] = []
         try TreePages.forEach(in: tree.root, reader: editor) { page, _ in oldPages.append(page) }
         for page in oldPages { editor.releasePage(page, owner: .system) }
-        return try BTree.build(from: kept, owner: .system, editor: editor)
+        tree.replace(root: try BTree.build(from: kept, owner: .system, editor: editor))
     }
 }

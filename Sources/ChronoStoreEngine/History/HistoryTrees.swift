@@ -3,23 +3,43 @@
 /// The history index (root id → entry), the lineage index ((lineage parent, child) → nothing)
 /// and the time index ((commit time, root id) → nothing), as one write transaction edits them.
 struct HistoryTrees {
-    var entries: BTree
-    var lineage: BTree
-    var times: BTree
+    var entries: JournaledTree
+    var lineage: JournaledTree
+    var times: JournaledTree
     /// Edits held back while a pass drops many roots, applied at once by `applyBatch` (see
     /// `HistoryTrees+Batch.swift`); lookups see them.
     var pending: PendingIndexEdits?
 
     init(state: StateRecord) {
-        entries = BTree(root: state.historyIndex, owner: .system)
-        lineage = BTree(root: state.lineageIndex, owner: .system)
-        times = BTree(root: state.timeIndex, owner: .system)
+        entries = JournaledTree(root: state.historyIndex, journal: state.journal.historyIndex)
+        lineage = JournaledTree(root: state.lineageIndex, journal: state.journal.lineageIndex)
+        times = JournaledTree(root: state.timeIndex, journal: state.journal.timeIndex)
+    }
+
+    /// Bytes the three journals take in a state page.
+    var journalByteCount: Int {
+        entries.journal.encodedByteCount + lineage.journal.encodedByteCount + times.journal.encodedByteCount
+    }
+
+    /// Applies the three journals to the trees' pages.
+    mutating func flushJournals(editor: some TreeEditing) throws {
+        try entries.flush(editor: editor)
+        try lineage.flush(editor: editor)
+        try times.flush(editor: editor)
+    }
+
+    /// The state's journal fields for these trees.
+    func record(into journal: inout StateJournal) {
+        journal.historyIndex = entries.journal
+        journal.lineageIndex = lineage.journal
+        journal.timeIndex = times.journal
     }
 
     func entry(_ root: TransactionID, reader: some TreeReading) throws -> HistoryEntry? {
         if let pending, let edited = pending.entries[root] { return edited }
-        guard let value = try entries.lookup(HistoryIndex.key(root), reader: reader) else { return nil }
-        return try HistoryEntry.decode(value, page: entries.root.page)
+        let key = HistoryIndex.key(root)
+        guard let value = try entries.lookup(key, reader: reader) else { return nil }
+        return try HistoryEntry.decode(value, page: entries.page(of: key))
     }
 
     mutating func setEntry(_ entry: HistoryEntry, editor: some TreeEditing) throws {

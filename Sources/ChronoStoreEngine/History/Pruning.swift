@@ -178,7 +178,7 @@ extension WriteTransaction {
                 found = edited
                 return edited == nil
             }
-            found = try HistoryEntry.decode(value, page: trees.entries.root.page)
+            found = try HistoryEntry.decode(value, page: trees.entries.page(of: key))
             return false
         }
         return found

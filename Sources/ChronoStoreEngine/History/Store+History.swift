@@ -72,10 +72,10 @@ extension Store {
     /// the newest root committed at or before then.
     private func headRoot(at milliseconds: Int64, state: StateRecord, reader: some TreeReading) throws -> TransactionID {
         let found: TransactionID?
-        if state.headTimeline.isNone {
+        if !state.hasHeadTimeline {
             found = try HistoryTrees(state: state).newestRoot(atOrBefore: milliseconds, reader: reader)
         } else {
-            found = try HeadTimeline(root: state.headTimeline, count: state.headTimelineCount)
+            found = try HeadTimeline(state: state)
                 .head(atOrBefore: milliseconds, reader: reader)
         }
         guard let found else { throw StoreError.noRootAtOrBefore(milliseconds: milliseconds) }

@@ -57,8 +57,8 @@ extension Store {
         var entries: [HistoryEntry] = []
         guard count > 0 else { return entries }
         let range = limit.map { KeyRange(upper: KeyBound(HistoryIndex.key($0), inclusive: false)) } ?? .all
-        try trees.entries.scan(range, reverse: true, reader: reader) { _, value in
-            entries.append(try HistoryEntry.decode(value, page: trees.entries.root.page))
+        try trees.entries.scan(range, reverse: true, reader: reader) { key, value in
+            entries.append(try HistoryEntry.decode(value, page: trees.entries.page(of: key)))
             return entries.count < count
         }
         return entries
@@ -82,8 +82,8 @@ extension Store {
     /// The history parents of every retained root. O(R).
     private static func allHistoryParents(_ trees: HistoryTrees, reader: some TreeReading) throws -> Set<TransactionID> {
         var parents = Set<TransactionID>()
-        try trees.entries.scan(.all, reverse: false, reader: reader) { _, value in
-            parents.insert(try HistoryEntry.decode(value, page: trees.entries.root.page).historyParent)
+        try trees.entries.scan(.all, reverse: false, reader: reader) { key, value in
+            parents.insert(try HistoryEntry.decode(value, page: trees.entries.page(of: key)).historyParent)
             return true
         }
         return parents

@@ -61,11 +61,11 @@ struct IntegrityWalk {
         walkTree(snapshot.state.headTimeline, owner: "head timeline")
         walkFreeTree(snapshot.state.freeTree)
         var retained = 0
-        let history = BTree(root: snapshot.state.historyIndex, owner: .system)
+        let history = JournaledTree(root: snapshot.state.historyIndex, journal: snapshot.state.journal.historyIndex)
         do {
             try history.scan(.all, reverse: false, reader: reader) { key, value in
                 let root = HistoryIndex.root(of: key)
-                let entry = try HistoryEntry.decode(value, page: history.root.page)
+                let entry = try HistoryEntry.decode(value, page: history.page(of: key))
                 walkRoot(entry.rootPage, id: root)
                 for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
                 where !rootOwned && !list.isInline {

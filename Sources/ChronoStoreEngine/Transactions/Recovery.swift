@@ -179,14 +179,20 @@ enum Recovery {
         try TreePages.forEach(in: state.historyIndex, reader: reader, bornIn: state.transaction) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
+        var entries: [HistoryEntry] = []
         for leaf in leaves {
             guard case .leafPage(let view) = try reader.node(leaf) else { continue }
-            for index in 0..<view.count {
-                let entry = try HistoryEntry.decode(view.value(at: index), page: leaf.page)
-                for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
-                where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
-                    _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
-                }
+            for index in 0..<view.count { entries.append(try HistoryEntry.decode(view.value(at: index), page: leaf.page)) }
+        }
+        // Entries the state journal holds (format version 4) were written with the state.
+        for record in state.journal.historyIndex.records {
+            guard let value = record.value else { continue }
+            entries.append(try HistoryEntry.decode(.inline(value), page: state.historyIndex.page))
+        }
+        for entry in entries {
+            for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
+            where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
+                _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
             }
         }
     }

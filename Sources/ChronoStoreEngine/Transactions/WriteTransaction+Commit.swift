@@ -211,15 +211,25 @@ extension WriteTransaction {
         if makesRoot && history.relocationThreshold == nil { try packHistory(&trees, head: head) }
         try finishPacking()
         var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
+        // The history trees' edits ride in the state page while they fit (format version 4),
+        // and are written to their pages at once when they do not.
+        let journalCapacity = store.formatVersion >= 4 ? StateJournal.writeOutThreshold(pageSize: pageSize) : 0
+        if trees.journalByteCount + timeline.tree.journal.encodedByteCount > journalCapacity {
+            try trees.flushJournals(editor: self)
+            try timeline.tree.flush(editor: self)
+        }
         if let threshold = history.relocationThreshold {
             var relocator = Relocator(threshold: threshold, total: 0, collections: nil, progress: { _ in })
-            trees.entries.root = try relocator.relocate(trees.entries.root, owner: .system, catalog: false, in: self)
-            trees.lineage.root = try relocator.relocate(trees.lineage.root, owner: .system, catalog: false, in: self)
-            trees.times.root = try relocator.relocate(trees.times.root, owner: .system, catalog: false, in: self)
-            snapshots.root = try relocator.relocate(snapshots.root, owner: .system, catalog: false, in: self)
-            packWork.tree.root = try relocator.relocate(packWork.tree.root, owner: .system, catalog: false, in: self)
+            func relocate(_ root: PageReference) throws -> PageReference {
+                try relocator.relocate(root, owner: .system, catalog: false, in: self)
+            }
+            try trees.entries.relocatePages(relocate)
+            try trees.lineage.relocatePages(relocate)
+            try trees.times.relocatePages(relocate)
+            snapshots.root = try relocate(snapshots.root)
+            packWork.tree.root = try relocate(packWork.tree.root)
             packWork.counters.index = packWork.tree.root
-            timeline.root = try relocator.relocate(timeline.root, owner: .system, catalog: false, in: self)
+            try timeline.tree.relocatePages(relocate)
         }
         publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
@@ -245,7 +255,10 @@ extension WriteTransaction {
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
         state.packs = packWork.counters
-        (state.headTimeline, state.headTimelineCount) = timeline
+        state.headTimeline = timeline.tree.root
+        state.headTimelineCount = timeline.count
+        trees.record(into: &state.journal)
+        state.journal.headTimeline = timeline.tree.journal
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))

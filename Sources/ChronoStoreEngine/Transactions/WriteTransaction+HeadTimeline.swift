@@ -10,18 +10,16 @@ extension WriteTransaction {
     /// - A root copied in from a backup's history records nothing: the timeline stays empty and
     ///   reads by date use commit times until the store's head first changes here.
     /// - A compaction root that took the head's place takes over the head's records.
-    /// - Returns: the timeline's root and record count for the state.
+    /// - Returns: the timeline (its pages, journal and record count) for the state.
     func updateHeadTimeline(
         _ trees: HistoryTrees, head: HistoryEntry, policy: RetentionPolicy
-    ) throws -> (root: PageReference, count: UInt64) {
-        var timeline = HeadTimeline(root: base.state.headTimeline, count: base.state.headTimelineCount)
-        if history.importedRoot != nil || !history.dropRoots.isEmpty {
-            return (timeline.tree.root, timeline.count)
-        }
+    ) throws -> HeadTimeline {
+        var timeline = HeadTimeline(state: base.state)
+        if history.importedRoot != nil || !history.dropRoots.isEmpty { return timeline }
         let now = store.options.clock.nowMilliseconds()
         let oldHead = base.head.transaction
         if head.root != oldHead {
-            if timeline.tree.root.isNone { try seed(&timeline, from: trees) }
+            if timeline.tree.isAbsent { try seed(&timeline, from: trees) }
             if history.replacesHead, try trees.entry(oldHead, reader: self) == nil {
                 try timeline.rename(oldHead, to: head.root, editor: self)
             }
@@ -29,17 +27,17 @@ extension WriteTransaction {
             let time = head.root == transaction ? head.timeMilliseconds : now
             try timeline.record(head.root, at: time, transaction: transaction, editor: self)
         }
-        guard !timeline.tree.root.isNone else { return (timeline.tree.root, timeline.count) }
+        guard !timeline.tree.isAbsent else { return timeline }
         try timeline.trim(
             policy: policy, clear: history.pruneMode == .clear, nowMilliseconds: now,
             isRetained: { try trees.entry($0, reader: self) != nil }, editor: self)
-        return (timeline.tree.root, timeline.count)
+        return timeline
     }
 
     /// Fills an empty timeline from the time index (as of the base state): each retained root
     /// becomes the head at its commit time. One bulk build: O(retained roots), once per store.
     private func seed(_ timeline: inout HeadTimeline, from trees: HistoryTrees) throws {
-        let baseTimes = BTree(root: base.state.timeIndex, owner: .system)
+        let baseTimes = JournaledTree(root: base.state.timeIndex, journal: base.state.journal.timeIndex)
         var records: [([UInt8], LeafValue)] = []
         var newest: (milliseconds: Int64, root: TransactionID)?
         try baseTimes.scan(.all, reverse: false, reader: self) { key, _ in
@@ -56,7 +54,7 @@ extension WriteTransaction {
             let key = HeadTimeline.key(milliseconds: newest.milliseconds, transaction: base.transaction)
             records.append((key, HeadTimeline.value(base.head.transaction)))
         }
-        timeline.tree.root = try BTree.build(from: records, owner: .system, editor: self)
+        timeline.tree.replace(root: try BTree.build(from: records, owner: .system, editor: self))
         timeline.count = UInt64(records.count)
     }
 }

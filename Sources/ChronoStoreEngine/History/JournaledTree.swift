@@ -1,0 +1,138 @@
+// A history tree whose recent edits ride in the state page's journal until they are worth a page.
+
+/// An engine tree (history, lineage or time index, head timeline) as its pages hold it plus the
+/// edits the state journal holds back (format version 4). A commit that edits the tree records
+/// the edit in the journal, which the state page carries anyway, instead of copying a leaf and
+/// its branches; when the journal no longer fits in the state page, a commit applies it to the
+/// pages at once (``flush(editor:)``). Lookups and scans see the journal: the entries are the
+/// pages' entries with each journaled key replaced or removed.
+///
+/// Every value of these trees is inline, so the journal holds bytes only.
+struct JournaledTree {
+    private(set) var base: BTree
+    private(set) var journal: TreeJournal
+
+    init(root: PageReference, journal: TreeJournal = TreeJournal()) {
+        base = BTree(root: root, owner: .system)
+        self.journal = journal
+    }
+
+    /// The root of the tree's pages (none when they hold nothing, whatever the journal holds).
+    var root: PageReference { base.root }
+
+    /// Whether the tree has no entries and never had pages: no pages and nothing journaled.
+    var isAbsent: Bool { base.root.isNone && journal.isEmpty }
+
+    /// The page that holds `key`'s entry, for errors: the state page when the journal holds it.
+    func page(of key: [UInt8]) -> PageID {
+        journal.record(for: key) != nil && journal.page != .none ? journal.page : base.root.page
+    }
+
+    func page(of key: UnsafeRawBufferPointer) -> PageID {
+        journal.isEmpty ? base.root.page : page(of: Array(key))
+    }
+
+    func lookup(_ key: [UInt8], reader: some TreeReading) throws -> LeafValue? {
+        if let record = journal.record(for: key) { return record.value.map { .inline($0) } }
+        return try base.lookup(key, reader: reader)
+    }
+
+    /// Stores `value` under `key`. - Returns: the value it replaced, if any.
+    @discardableResult
+    mutating func put(_ key: [UInt8], _ value: LeafValue, editor: some TreeEditing) throws -> LeafValue? {
+        let previous = try lookup(key, reader: editor)
+        guard case .inline(let bytes) = value else {
+            // Never for these trees; kept correct by going to the pages.
+            journal.forget(key)
+            _ = try base.put(key, value, editor: editor)
+            return previous
+        }
+        journal.set(key, bytes)
+        return previous
+    }
+
+    /// Removes `key`. - Returns: the removed value, if any.
+    @discardableResult
+    mutating func remove(_ key: [UInt8], editor: some TreeEditing) throws -> LeafValue? {
+        if let record = journal.record(for: key) {
+            guard let value = record.value else { return nil }
+            // Only a key the pages hold needs a removal record.
+            if try base.lookup(key, reader: editor) != nil { journal.set(key, nil) } else { journal.forget(key) }
+            return .inline(value)
+        }
+        guard let value = try base.lookup(key, reader: editor) else { return nil }
+        journal.set(key, nil)
+        return value
+    }
+
+    /// Calls `body` with each entry in `range`, in key order (descending when `reverse`), until
+    /// it returns false: the pages' entries merged with the journal's. - Returns: false when
+    /// `body` stopped the scan.
+    @discardableResult
+    func scan(
+        _ range: KeyRange, reverse: Bool, reader: some TreeReading,
+        _ body: (UnsafeRawBufferPointer, LeafValue) throws -> Bool
+    ) throws -> Bool {
+        if journal.isEmpty { return try base.scan(range, reverse: reverse, reader: reader, body) }
+        var records = journal.records.filter { record in record.key.withUnsafeBytes { range.admits($0) } }
+        if reverse { records.reverse() }
+        var next = 0
+        var stopped = false
+        /// Hands `body` the journaled records that come before `key` in scan order (all of them
+        /// when `key` is nil); false when `body` stopped.
+        func emitRecords(before key: UnsafeRawBufferPointer?) throws -> Bool {
+            while next < records.count {
+                if let key {
+                    let order = records[next].key.withUnsafeBytes { KeyOrder.compare($0, key) }
+                    if reverse ? order <= 0 : order >= 0 { return true }
+                }
+                let record = records[next]
+                next += 1
+                if let value = record.value, try !record.key.withUnsafeBytes({ try body($0, .inline(value)) }) { return false }
+            }
+            return true
+        }
+        try base.scan(range, reverse: reverse, reader: reader) { key, value in
+            guard try emitRecords(before: key) else {
+                stopped = true
+                return false
+            }
+            if next < records.count, records[next].key.withUnsafeBytes({ KeyOrder.compare($0, key) }) == 0 {
+                let record = records[next]
+                next += 1
+                guard let replacement = record.value else { return true }
+                if try !body(key, .inline(replacement)) { stopped = true }
+                return !stopped
+            }
+            if try !body(key, value) { stopped = true }
+            return !stopped
+        }
+        if stopped { return false }
+        return try emitRecords(before: nil)
+    }
+
+    /// Applies the journal to the pages (copying the leaves it touches) and empties it.
+    mutating func flush(editor: some TreeEditing) throws {
+        guard !journal.isEmpty else { return }
+        for record in journal.records {
+            if let value = record.value {
+                _ = try base.put(record.key, .inline(value), editor: editor)
+            } else {
+                _ = try base.remove(record.key, editor: editor)
+            }
+        }
+        journal.removeAll()
+    }
+
+    /// Makes `root` the tree's pages, which must hold every entry (a tree built from this
+    /// one's entries): the journal is emptied. The caller released the old pages.
+    mutating func replace(root: PageReference) {
+        base.root = root
+        journal.removeAll()
+    }
+
+    /// Moves the tree's pages (compaction); the entries stay as they are.
+    mutating func relocatePages(_ move: (PageReference) throws -> PageReference) rethrows {
+        base.root = try move(base.root)
+    }
+}

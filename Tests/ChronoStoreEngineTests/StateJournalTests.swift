@@ -1,0 +1,130 @@
+// The state journal (format version 4): history-tree edits carried in the state page, written out
+// to the trees' pages only when they no longer fit; its encoding is checked byte for byte.
+import Foundation
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Testing
+
+@Suite("State journal")
+struct StateJournalTests {
+    /// The pages of the four journaled trees, as (page, birth) pairs.
+    private static func historyTreePages(_ store: Store) throws -> Set<PageReference> {
+        let state = try store.snapshot.state
+        let reader = SnapshotReader(pageFile: store.pageFile, pageCount: state.pageCount)
+        var pages: Set<PageReference> = []
+        for root in [state.historyIndex, state.lineageIndex, state.timeIndex, state.headTimeline] {
+            try TreePages.forEach(in: root, reader: reader) { page, _ in pages.insert(page) }
+        }
+        return pages
+    }
+
+    /// What the journal is for: a single-put commit under `lastRoots(1)` copies no page of the
+    /// history, lineage or time index or the head timeline, while history, as-of reads and the
+    /// verifier see every edit.
+    @Test func singlePutCommitsWriteNoHistoryTreePage() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(durability: .durable, retention: .lastRoots(1)))
+        try store.write { try $0.put(bytes("k"), bytes("v0"), in: "c") }
+        try store.write { try $0.put(bytes("k"), bytes("v1"), in: "c") }
+        let before = try Self.historyTreePages(store)
+        for round in 2..<60 { try store.write { try $0.put(bytes("k\(round)"), bytes("v\(round)"), in: "c") } }
+        #expect(try Self.historyTreePages(store) == before, "a commit copied a history-tree page")
+        let state = try store.snapshot.state
+        #expect(!state.journal.historyIndex.isEmpty && state.retainedRootCount == 1)
+        let items = try store.history()
+        #expect(items.map(\.id) == [state.head.birth])
+        #expect(try store.verify().isSound)
+        try store.close()
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        #expect(try reopened.history().map(\.id) == [state.head.birth])
+        #expect(text(try reopened.beginRead().value(forKey: bytes("k59"), in: "c")) == "v59")
+        try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
+    }
+
+    /// Limitless history outgrows the state page: commits write the journal out and start a new
+    /// one, and every root, its time and the head timeline read the same before and after each
+    /// flush, in this process, after reopening, and through the spec reader.
+    @Test(arguments: [4096, 16384]) func aJournalThatOutgrowsTheStatePageIsWrittenOutAndNothingIsLost(pageSize: Int) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        let clock = ManualClock(1_700_000_000_000)
+        var options = StoreOptions(pageSize: pageSize, retention: .limitless)
+        options.clock = clock.wallClock
+        let store = try Store.create(at: path, options: options)
+        var flushes = 0
+        var sizes: [Int] = []
+        for round in 0..<150 {
+            clock.now += 1_000
+            try store.write(label: "edit \(round)") { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") }
+            let journal = try store.snapshot.state.journal
+            if journal.isEmpty || journal.encodedByteCount < sizes.last ?? 0 { flushes += 1 }
+            sizes.append(journal.encodedByteCount)
+            #expect(journal.encodedByteCount <= StateJournal.writeOutThreshold(pageSize: pageSize))
+        }
+        #expect(flushes >= 3, "journal sizes \(sizes)")
+        #expect(try store.snapshot.state.hasHeadTimeline)
+        // history() lists the head and its past: 151 roots, 131 once the head is 20 back.
+        func check(_ store: Store, listed: Int) throws {
+            let items = try store.history()
+            #expect(items.count == listed)
+            for item in items where item.label != nil {
+                let round = Int(item.label!.dropFirst(5))!
+                let reader = try store.beginRead(at: .root(item.id))
+                defer { reader.close() }
+                #expect(text(try reader.value(forKey: bytes("k"), in: "c")) == "v\(round)")
+                // The head timeline answers reads by time for every commit.
+                let byTime = try store.beginRead(at: .time(item.timeMilliseconds))
+                defer { byTime.close() }
+                #expect(byTime.root.transaction == item.id)
+            }
+            let report = try store.verify()
+            #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        }
+        try check(store, listed: 151)
+        // Undo and redo across the journal's edges, later than every commit.
+        clock.now += 1_000
+        _ = try store.undo(steps: 40)
+        for _ in 0..<20 { _ = try store.redo() }
+        try check(store, listed: 131)
+        try store.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        try check(reopened, listed: 131)
+        try FileFormatSpecTests.expectAgreement(path, pageSize: pageSize)
+    }
+
+    @Test func theEncodingRoundTripsAndRejectsWhatTheFormatForbids() throws {
+        var journal = StateJournal()
+        journal.historyIndex.set(HistoryIndex.key(TransactionID(7)), [UInt8](repeating: 1, count: HistoryEntry.byteCount))
+        journal.historyIndex.set(HistoryIndex.key(TransactionID(3)), nil)
+        journal.timeIndex.set(IndexKey.pair(5, 7), [])
+        journal.headTimeline.set(IndexKey.pair(5, 7), [7, 0, 0, 0, 0, 0, 0, 0])
+        let page = PageBuffer(pageSize: 4096)
+        journal.encode(into: page.bytes)
+        // tree 1, key 3 removed, first: 1 + 1 + 8 + 1 bytes.
+        #expect(page.bytes.loadLittleEndian(at: StateJournal.byteCountOffset, as: UInt16.self) == 11 + 123 + 19 + 27)
+        #expect(Array(page.bytes[296..<307]) == [1, 8, 0, 0, 0, 0, 0, 0, 0, 3, 255])
+        let decoded = try StateJournal.decode(page.readOnly, page: PageID(9))
+        #expect(decoded == journal && decoded.historyIndex.page == PageID(9))
+
+        func rejects(_ name: String, _ edit: (UnsafeMutableRawBufferPointer) -> Void) {
+            let copy = PageBuffer(pageSize: 4096)
+            copy.bytes.copyMemory(from: page.readOnly)
+            edit(copy.bytes)
+            #expect(throws: StoreError.self, "\(name)") { try StateJournal.decode(copy.readOnly, page: PageID(9)) }
+        }
+        rejects("tree 0") { $0[296] = 0 }
+        rejects("tree 5") { $0[296] = 5 }
+        rejects("key size") { $0[297] = 9 }
+        rejects("value size") { $0[307 + 10] = 100 }
+        rejects("out of order") { $0[296 + 9] = 8 }
+        rejects("byte count past the page") { $0.storeLittleEndian(UInt16(4096 - 295), at: StateJournal.byteCountOffset) }
+        rejects("record cut by the byte count") { $0.storeLittleEndian(UInt16(12), at: StateJournal.byteCountOffset) }
+        rejects("reserved byte") { $0[291] = 1 }
+        rejects("bytes after the records") { $0[296 + 180 + 1] = 1 }
+        // An empty journal is all zeros: every state before version 4.
+        #expect(try StateJournal.decode(PageBuffer(pageSize: 4096).readOnly, page: PageID(9)).isEmpty)
+    }
+}
