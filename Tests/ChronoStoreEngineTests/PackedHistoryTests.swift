@@ -139,6 +139,50 @@ struct PackedHistoryTests {
         #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
     }
 
+    /// Regression: `clearHistory()` rewrites the versions the head reads from pack entries as
+    /// keyframes, without checking that they fit a pack page. A nearly full leaf of bytes that do
+    /// not compress made the clear fail with "page … is damaged: its pack entry (4076 bytes)
+    /// exceeds a pack page" (found by `everyRetainedRootReadsAsCommittedWhilePacking` with
+    /// `lastRoots(12)`; the seed was not kept). The clear now takes the general path, which keeps
+    /// the roots such a version is a delta against.
+    @Test func clearingHistoryKeepsAHeadVersionTooLargeForAPackPageWhole() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        var options = StoreOptions(retention: .limitless)
+        options.packing = eagerPacking
+        let store = try Store.create(at: path, options: options)
+        var random = SeededGenerator(seed: 7)
+        // Three values that fill a 4 KiB leaf with random bytes: its keyframe is 4,076 bytes.
+        let values = (0..<3).map { _ in (0..<1_340).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        try store.write { transaction in for (index, value) in values.enumerated() { try transaction.put(bytes("k\(index)"), value, in: "c") } }
+        var expected = values
+        var versions: [[[UInt8]]] = [expected]
+        for round in 0..<20 {
+            expected[round % 3][round] ^= 0xFF
+            let value = expected[round % 3]
+            try store.write { try $0.put(bytes("k\(round % 3)"), value, in: "c") }
+            versions.append(expected)
+        }
+        // The head goes back past the packing window, so it reads its leaf from a pack entry.
+        _ = try store.undo(steps: 15)
+        #expect(try store.snapshot.state.packs.packedPages > 0)
+        try store.synchronize()
+        let dropped = try store.clearHistory()
+        #expect(dropped > 0)
+        func expectHead(_ store: Store) throws {
+            let reader = try store.beginRead()
+            defer { reader.close() }
+            for index in 0..<3 { #expect(try reader.value(forKey: bytes("k\(index)"), in: "c") == versions[5][index]) }
+        }
+        try expectHead(store)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        try store.close()
+        let reopened = try Store.open(at: path, options: options)
+        defer { try? reopened.close() }
+        try expectHead(reopened)
+    }
+
     @Test func compactionMovesPackPagesOutOfTheTailAndEveryRootStillReads() throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions(retention: .limitless)

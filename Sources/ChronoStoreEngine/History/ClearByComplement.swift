@@ -24,12 +24,14 @@ extension WriteTransaction {
     /// Drops every root but `head`: frees what only they reached, and rebuilds the history,
     /// lineage and time indexes with the head alone (no lineage parent, empty lists: it is the
     /// top of its own lineage tree). Returns how many roots were dropped.
-    func clearByComplement(_ trees: inout HistoryTrees, head: HistoryEntry) throws -> Int {
+    /// `keyframes` are the head's packed versions as ``keyframesOfThePackedPagesOfTheHead(_:)``
+    /// returned them.
+    func clearByComplement(_ trees: inout HistoryTrees, head: HistoryEntry, keyframes: [PageReference: PackEntry]) throws -> Int {
         let pageCount = base.state.pageCount
         var kept = PageBitmap(pageCount: pageCount)
         // The head's packed versions have no slot of their own: their page numbers must not be
         // marked, or whatever page now lies in that slot would leak.
-        let packed = try keepOnlyPackedPagesOfTheHead(head)
+        let packed = keepOnlyPackedPagesOfTheHead(keyframes)
         try markReachable(&kept, trees: trees, head: head, packed: packed)
         for page in kept.unmarked() { allocator.released.append(page) }
         var dropped = 0
@@ -83,13 +85,14 @@ extension WriteTransaction {
         }
     }
 
-    /// Packed history after a clear: the pack index and pack pages are not marked, so they are
-    /// freed, except that the head may itself read packed versions (after an undo past the
-    /// packing window). Those are rebuilt and written again as keyframes into a new pack index,
-    /// which `finishPacking` writes. Returns those versions. O(pages of the head's trees) index
-    /// lookups.
-    private func keepOnlyPackedPagesOfTheHead(_ head: HistoryEntry) throws -> Set<PageReference> {
-        guard !packWork.tree.root.isNone else { return [] }
+    /// The versions the head reads from pack entries (after an undo past the packing window),
+    /// rebuilt as keyframes: a clear frees every pack page, so these are written again whole.
+    /// Nil when one of them is too large for a pack page whole (a nearly full page of bytes that
+    /// do not compress): its entry must stay a delta against pages of dropped roots, so clearing
+    /// by complement cannot keep it, and the caller takes the general path. O(pages of the
+    /// head's trees) index lookups.
+    func keyframesOfThePackedPagesOfTheHead(_ head: HistoryEntry) throws -> [PageReference: PackEntry]? {
+        guard !packWork.tree.root.isNone else { return [:] }
         let oldIndex = packWork.tree
         var references = [head.rootPage]
         let root = try LoadedRoot(head.rootPage, reader: self)
@@ -101,12 +104,23 @@ extension WriteTransaction {
         }
         for collection in collections { try TreePages.forEach(in: collection, reader: self) { page, _ in references.append(page) } }
         var kept: [PageReference: PackEntry] = [:]
+        let capacity = pageSize - PackPage.entriesOffset
         for reference in references {
             guard let value = try oldIndex.lookup(packWork.key(reference), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
-            kept[reference] = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
+            let keyframe = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
+            guard keyframe.encodedByteCount(birth: reference.birth) <= capacity else { return nil }
+            kept[reference] = keyframe
         }
+        return kept
+    }
+
+    /// Packed history after a clear: the pack index and pack pages are not marked, so they are
+    /// freed, and the head's packed versions (`keyframes`) go into a new pack index whole, which
+    /// `finishPacking` writes. Returns those versions.
+    private func keepOnlyPackedPagesOfTheHead(_ kept: [PageReference: PackEntry]) -> Set<PageReference> {
+        guard !packWork.tree.root.isNone else { return [] }
         // The old index's pages and pack pages are left unmarked: the complement frees them.
         packWork.tree = BTree(root: .none, owner: .system)
         packWork.counters = PackCounters(

@@ -68,7 +68,15 @@ extension WriteTransaction {
         case .automatic(let limit):
             (pruned, cursor) = try pruneExpiredRoots(&trees, rule: rule, limit: max(limit, 1), from: cursor)
         case .clear where clearsByComplement(head: head):
-            pruned = try clearByComplement(&trees, head: head)
+            // Unless a version the head reads from a pack entry is too large for a pack page
+            // whole: the general path keeps the roots such a version still needs.
+            if let keyframes = try keyframesOfThePackedPagesOfTheHead(head) {
+                pruned = try clearByComplement(&trees, head: head, keyframes: keyframes)
+            } else {
+                trees.beginBatch()
+                pruned = try pruneEveryRoot(&trees, rule: &rule, mode: mode)
+                try trees.applyBatch(keyCount: base.state.retainedRootCount, editor: self)
+            }
             cursor = .none
         case .exhaustive, .clear:
             trees.beginBatch()
