@@ -21,6 +21,10 @@ struct FileFormatSpecTests {
         #expect(spec.state.packCursor == packs.cursor.rawValue && spec.state.packDepth == packs.depth)
         let summary = try spec.packSummary()
         #expect(summary == SpecPackSummary(packedPages: packs.packedPages, packedBytes: packs.packedBytes, packPages: packs.packPages))
+        // The free tree (pages and journal) lists as many pages as the state counts, each once.
+        let free = try spec.freePages()
+        #expect(UInt64(free.count) == spec.state.freePageCount && Set(free).count == free.count)
+        #expect(free.allSatisfy { $0 > 0 && $0 < spec.state.pageCount })
         let entries = try spec.history()
         let items = try store.history(allBranches: true).sorted { $0.id < $1.id }
         #expect(entries.map(\.root) == items.map(\.id.rawValue))

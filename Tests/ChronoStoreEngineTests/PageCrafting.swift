@@ -37,8 +37,9 @@ enum PageCrafting {
             let keyCount = Int(bytes[cursor + 1])
             let key = Array(bytes[(cursor + 2)..<(cursor + 2 + keyCount)])
             cursor += 2 + keyCount
-            let valueCount = bytes[cursor] == StateJournal.removedMarker ? 0 : Int(bytes[cursor])
-            cursor += 1
+            let stored = bytes.loadLittleEndian(at: cursor, as: UInt16.self)
+            let valueCount = stored == StateJournal.removedMarker ? 0 : Int(stored)
+            cursor += 2
             if tree == StateJournal.Tree.historyIndex.rawValue, key == HistoryIndex.key(root), valueCount > 0 {
                 edit(UnsafeMutableRawBufferPointer(rebasing: bytes[cursor..<(cursor + valueCount)]))
                 return true

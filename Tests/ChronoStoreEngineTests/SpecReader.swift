@@ -44,9 +44,11 @@ struct SpecState {
     var transaction: UInt64
     var head: SpecReference
     var historyIndex: SpecReference
+    var freeTree: SpecReference
     var pageCount: UInt64
     var tail: UInt64
     var retainedRootCount: UInt64
+    var freePageCount: UInt64
     var timeIndex: SpecReference
     var retentionKind: UInt8
     var retentionParameter: UInt64
@@ -124,7 +126,7 @@ struct SpecReader {
     static func state(_ page: [UInt8]) throws -> SpecState {
         func reference(_ offset: Int) -> SpecReference { SpecReference(page: u64(page, offset), birth: u64(page, offset + 8)) }
         // The journal: byte count J at 288, records from 296: tree, key length, key, value length
-        // (255 = removed), value; in increasing (tree, key) order.
+        // (2 bytes, 0xFFFF = removed), value; in increasing (tree, key) order.
         var journal: [UInt8: [([UInt8], [UInt8]?)]] = [:]
         let end = 296 + Int(u16(page, 288))
         guard end <= page.count else { throw SpecViolation("state journal runs past the page") }
@@ -135,22 +137,23 @@ struct SpecReader {
             let keyLength = Int(page[cursor + 1])
             let key = Array(page[(cursor + 2)..<(cursor + 2 + keyLength)])
             cursor += 2 + keyLength
-            let valueLength = page[cursor]
-            cursor += 1
+            let valueLength = u16(page, cursor)
+            cursor += 2
             var value: [UInt8]?
-            if valueLength != 255 {
+            if valueLength != 0xFFFF {
                 value = Array(page[cursor..<(cursor + Int(valueLength))])
                 cursor += Int(valueLength)
             }
-            guard (1...4).contains(tree), cursor <= end else { throw SpecViolation("state journal record") }
+            guard (1...5).contains(tree), cursor <= end else { throw SpecViolation("state journal record") }
             let order = [tree] + key
             if let last, !precedes(last, order) { throw SpecViolation("state journal order") }
             last = order
             journal[tree, default: []].append((key, value))
         }
         return SpecState(
-            transaction: u64(page, 16), head: reference(48), historyIndex: reference(64), pageCount: u64(page, 96),
-            tail: u64(page, 104), retainedRootCount: u64(page, 112), timeIndex: reference(144), retentionKind: page[160],
+            transaction: u64(page, 16), head: reference(48), historyIndex: reference(64), freeTree: reference(80),
+            pageCount: u64(page, 96), tail: u64(page, 104), retainedRootCount: u64(page, 112), freePageCount: u64(page, 120),
+            timeIndex: reference(144), retentionKind: page[160],
             retentionParameter: u64(page, 168), flags: page[161], pruneCursor: u64(page, 176), snapshots: reference(184),
             packIndex: reference(200), packCursor: u64(page, 216), packDepth: u64(page, 224), packedPages: u64(page, 232),
             packedBytes: u64(page, 240), packPages: u64(page, 248), headTimeline: reference(256),
@@ -282,8 +285,8 @@ struct SpecReader {
         return result
     }
 
-    /// A history tree's entries: its pages' entries with the state journal's records for it
-    /// (tree 1 history index, 2 lineage index, 3 time index, 4 head timeline) applied.
+    /// A journaled tree's entries: its pages' entries with the state journal's records for it
+    /// (tree 1 history index, 2 lineage index, 3 time index, 4 head timeline, 5 free tree) applied.
     func journaledEntries(_ root: SpecReference, tree: UInt8) throws -> [([UInt8], [UInt8])] {
         var entries = try treeEntries(root)
         for (key, value) in state.journal[tree] ?? [] {
@@ -300,6 +303,14 @@ struct SpecReader {
                 root: Self.u64BigEndian(key, 0), rootPage: SpecReference(page: Self.u64(value, 0), birth: Self.u64(value, 8)),
                 historyParent: Self.u64(value, 16), lineageParent: Self.u64(value, 24), redoTarget: Self.u64(value, 32),
                 depth: Self.u64(value, 40), time: Int64(bitPattern: Self.u64(value, 48)), flags: Self.u32(value, 104))
+        }
+    }
+
+    /// The page numbers the free tree lists (values of n × 8 bytes, little-endian), in key order.
+    func freePages() throws -> [UInt64] {
+        try journaledEntries(state.freeTree, tree: 5).flatMap { key, value -> [UInt64] in
+            guard key.count == 16, !value.isEmpty, value.count % 8 == 0 else { throw SpecViolation("free tree entry size") }
+            return stride(from: 0, to: value.count, by: 8).map { Self.u64(value, $0) }
         }
     }
 

@@ -7,31 +7,34 @@ import Testing
 
 @Suite("State journal")
 struct StateJournalTests {
-    /// The pages of the four journaled trees, as (page, birth) pairs.
-    private static func historyTreePages(_ store: Store) throws -> Set<PageReference> {
+    /// The pages of the five journaled trees, as (page, birth) pairs.
+    private static func journaledTreePages(_ store: Store) throws -> Set<PageReference> {
         let state = try store.snapshot.state
         let reader = SnapshotReader(pageFile: store.pageFile, pageCount: state.pageCount)
         var pages: Set<PageReference> = []
-        for root in [state.historyIndex, state.lineageIndex, state.timeIndex, state.headTimeline] {
+        for root in [state.historyIndex, state.lineageIndex, state.timeIndex, state.headTimeline, state.freeTree] {
             try TreePages.forEach(in: root, reader: reader) { page, _ in pages.insert(page) }
         }
         return pages
     }
 
     /// What the journal is for: a single-put commit under `lastRoots(1)` copies no page of the
-    /// history, lineage or time index or the head timeline, while history, as-of reads and the
-    /// verifier see every edit.
-    @Test func singlePutCommitsWriteNoHistoryTreePage() throws {
+    /// history, lineage or time index, the head timeline or the free tree, while history, reads,
+    /// page reuse and the verifier see every edit.
+    @Test func singlePutCommitsWriteNoHistoryOrFreeTreePage() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("store.chrono")
         let store = try Store.create(at: path, options: StoreOptions(durability: .durable, retention: .lastRoots(1)))
         try store.write { try $0.put(bytes("k"), bytes("v0"), in: "c") }
-        try store.write { try $0.put(bytes("k"), bytes("v1"), in: "c") }
-        let before = try Self.historyTreePages(store)
-        for round in 2..<60 { try store.write { try $0.put(bytes("k\(round)"), bytes("v\(round)"), in: "c") } }
-        #expect(try Self.historyTreePages(store) == before, "a commit copied a history-tree page")
+        for round in 1..<20 { try store.write { try $0.put(bytes("k"), bytes("v\(round)"), in: "c") } }
+        let before = try Self.journaledTreePages(store)
+        let fileBefore = try store.snapshot.state.pageCount
+        for round in 20..<80 { try store.write { try $0.put(bytes("k\(round % 30)"), bytes("v\(round)"), in: "c") } }
+        #expect(try Self.journaledTreePages(store) == before, "a commit copied a page of a journaled tree")
         let state = try store.snapshot.state
-        #expect(!state.journal.historyIndex.isEmpty && state.retainedRootCount == 1)
+        #expect(!state.journal.historyIndex.isEmpty && !state.journal.freeTree.isEmpty && state.retainedRootCount == 1)
+        // Freed pages are reused through the journaled free tree: the file does not grow.
+        #expect(state.pageCount == fileBefore, "\(fileBefore) pages before, \(state.pageCount) after")
         let items = try store.history()
         #expect(items.map(\.id) == [state.head.birth])
         #expect(try store.verify().isSound)
@@ -39,7 +42,7 @@ struct StateJournalTests {
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
         #expect(try reopened.history().map(\.id) == [state.head.birth])
-        #expect(text(try reopened.beginRead().value(forKey: bytes("k59"), in: "c")) == "v59")
+        #expect(text(try reopened.beginRead().value(forKey: bytes("k19"), in: "c")) == "v79")
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
 
@@ -101,11 +104,12 @@ struct StateJournalTests {
         journal.historyIndex.set(HistoryIndex.key(TransactionID(3)), nil)
         journal.timeIndex.set(IndexKey.pair(5, 7), [])
         journal.headTimeline.set(IndexKey.pair(5, 7), [7, 0, 0, 0, 0, 0, 0, 0])
+        journal.freeTree.set(FreeTree.key(release: TransactionID(6), sequence: 0), FreeTree.encode([PageID(40)][...]))
         let page = PageBuffer(pageSize: 4096)
         journal.encode(into: page.bytes)
-        // tree 1, key 3 removed, first: 1 + 1 + 8 + 1 bytes.
-        #expect(page.bytes.loadLittleEndian(at: StateJournal.byteCountOffset, as: UInt16.self) == 11 + 123 + 19 + 27)
-        #expect(Array(page.bytes[296..<307]) == [1, 8, 0, 0, 0, 0, 0, 0, 0, 3, 255])
+        // tree 1, key 3 removed, first: 1 + 1 + 8 + 2 bytes.
+        #expect(page.bytes.loadLittleEndian(at: StateJournal.byteCountOffset, as: UInt16.self) == 12 + 124 + 20 + 28 + 28)
+        #expect(Array(page.bytes[296..<308]) == [1, 8, 0, 0, 0, 0, 0, 0, 0, 3, 0xFF, 0xFF])
         let decoded = try StateJournal.decode(page.readOnly, page: PageID(9))
         #expect(decoded == journal && decoded.historyIndex.page == PageID(9))
 
@@ -118,12 +122,13 @@ struct StateJournalTests {
         rejects("tree 0") { $0[296] = 0 }
         rejects("tree 5") { $0[296] = 5 }
         rejects("key size") { $0[297] = 9 }
-        rejects("value size") { $0[307 + 10] = 100 }
+        rejects("value size") { $0[318] = 100 }
+        rejects("free tree value not whole pages") { $0[296 + 184 + 18] = 7 }
         rejects("out of order") { $0[296 + 9] = 8 }
         rejects("byte count past the page") { $0.storeLittleEndian(UInt16(4096 - 295), at: StateJournal.byteCountOffset) }
-        rejects("record cut by the byte count") { $0.storeLittleEndian(UInt16(12), at: StateJournal.byteCountOffset) }
+        rejects("record cut by the byte count") { $0.storeLittleEndian(UInt16(13), at: StateJournal.byteCountOffset) }
         rejects("reserved byte") { $0[291] = 1 }
-        rejects("bytes after the records") { $0[296 + 180 + 1] = 1 }
+        rejects("bytes after the records") { $0[296 + 212 + 1] = 1 }
         // An empty journal is all zeros: every state before version 4.
         #expect(try StateJournal.decode(PageBuffer(pageSize: 4096).readOnly, page: PageID(9)).isEmpty)
     }

@@ -42,15 +42,15 @@ struct TreeJournal: Equatable, Sendable {
 
     /// Bytes these records take in the state page (see ``StateJournal``).
     var encodedByteCount: Int {
-        records.reduce(0) { $0 + 3 + $1.key.count + ($1.value?.count ?? 0) }
+        records.reduce(0) { $0 + 4 + $1.key.count + ($1.value?.count ?? 0) }
     }
 
     /// Appends a record read from disk; the caller checks the order.
     fileprivate mutating func append(_ record: Record) { records.append(record) }
 }
 
-/// The journals of the four history trees, as the state page stores them from offset 288
-/// (format version 4; zero bytes, an empty journal, in older files):
+/// The journals of the four history trees and the free tree, as the state page stores them from
+/// offset 288 (format version 4; zero bytes, an empty journal, in older files):
 ///
 /// | offset | size | field |
 /// |---|---|---|
@@ -58,26 +58,31 @@ struct TreeJournal: Equatable, Sendable {
 /// | 290 | 6 | reserved (0) |
 /// | 296 | J | records |
 ///
-/// A record: tree (1 byte: 1 history index, 2 lineage index, 3 time index, 4 head timeline), key
-/// length (1 byte), key, value length (1 byte; 255 = the key is removed), value. Records are in
-/// strictly increasing (tree, key) order. Key and value sizes are those of the tree's entries.
+/// A record: tree (1 byte: 1 history index, 2 lineage index, 3 time index, 4 head timeline, 5 free
+/// tree), key length (1 byte), key, value length (2 bytes, little-endian; 0xFFFF = the key is
+/// removed), value. Records are in strictly increasing (tree, key) order. Key and value sizes are
+/// those of the tree's entries.
 package struct StateJournal: Equatable, Sendable {
     static let byteCountOffset = StateRecord.byteCount
     static let recordsOffset = byteCountOffset + 8
-    static let removedMarker: UInt8 = 255
+    static let removedMarker: UInt16 = 0xFFFF
 
     enum Tree: UInt8, CaseIterable {
         case historyIndex = 1
         case lineageIndex = 2
         case timeIndex = 3
         case headTimeline = 4
+        case freeTree = 5
 
         var keyByteCount: Int { self == .historyIndex ? 8 : 16 }
-        var valueByteCount: Int {
+
+        /// Whether an entry of this tree may have `count` value bytes.
+        func admitsValue(byteCount count: Int, pageSize: Int) -> Bool {
             switch self {
-            case .historyIndex: HistoryEntry.byteCount
-            case .lineageIndex, .timeIndex: 0
-            case .headTimeline: 8
+            case .historyIndex: count == HistoryEntry.byteCount
+            case .lineageIndex, .timeIndex: count == 0
+            case .headTimeline: count == 8
+            case .freeTree: count >= 8 && count % 8 == 0 && count <= 8 * FreeTree.pagesPerEntry(pageSize: pageSize)
             }
         }
     }
@@ -86,10 +91,11 @@ package struct StateJournal: Equatable, Sendable {
     var lineageIndex = TreeJournal()
     var timeIndex = TreeJournal()
     var headTimeline = TreeJournal()
+    var freeTree = TreeJournal()
 
     package init() {}
 
-    package var isEmpty: Bool { historyIndex.isEmpty && lineageIndex.isEmpty && timeIndex.isEmpty && headTimeline.isEmpty }
+    package var isEmpty: Bool { Tree.allCases.allSatisfy { self[$0].isEmpty } }
 
     subscript(tree: Tree) -> TreeJournal {
         get {
@@ -98,6 +104,7 @@ package struct StateJournal: Equatable, Sendable {
             case .lineageIndex: lineageIndex
             case .timeIndex: timeIndex
             case .headTimeline: headTimeline
+            case .freeTree: freeTree
             }
         }
         set {
@@ -106,6 +113,7 @@ package struct StateJournal: Equatable, Sendable {
             case .lineageIndex: lineageIndex = newValue
             case .timeIndex: timeIndex = newValue
             case .headTimeline: headTimeline = newValue
+            case .freeTree: freeTree = newValue
             }
         }
     }
@@ -136,15 +144,15 @@ package struct StateJournal: Equatable, Sendable {
                     cursor += 1
                 }
                 if let value = record.value {
-                    bytes[cursor] = UInt8(value.count)
-                    cursor += 1
+                    bytes.storeLittleEndian(UInt16(value.count), at: cursor)
+                    cursor += 2
                     for byte in value {
                         bytes[cursor] = byte
                         cursor += 1
                     }
                 } else {
-                    bytes[cursor] = Self.removedMarker
-                    cursor += 1
+                    bytes.storeLittleEndian(Self.removedMarker, at: cursor)
+                    cursor += 2
                 }
             }
         }
@@ -164,14 +172,14 @@ package struct StateJournal: Equatable, Sendable {
         while cursor < end {
             guard end - cursor >= 2, let tree = Tree(rawValue: bytes[cursor]) else { throw malformed("record at \(cursor) names no tree") }
             let keyCount = Int(bytes[cursor + 1])
-            guard keyCount == tree.keyByteCount, end - cursor - 2 > keyCount else { throw malformed("record at \(cursor) has a bad key") }
+            guard keyCount == tree.keyByteCount, end - cursor - 2 - keyCount >= 2 else { throw malformed("record at \(cursor) has a bad key") }
             let key = Array(bytes[(cursor + 2)..<(cursor + 2 + keyCount)])
             cursor += 2 + keyCount
-            let valueCount = bytes[cursor]
-            cursor += 1
+            let valueCount = bytes.loadLittleEndian(at: cursor, as: UInt16.self)
+            cursor += 2
             var value: [UInt8]?
             if valueCount != removedMarker {
-                guard Int(valueCount) == tree.valueByteCount, end - cursor >= Int(valueCount) else {
+                guard tree.admitsValue(byteCount: Int(valueCount), pageSize: bytes.count), end - cursor >= Int(valueCount) else {
                     throw malformed("record before \(cursor) has a bad value")
                 }
                 value = Array(bytes[cursor..<(cursor + Int(valueCount))])

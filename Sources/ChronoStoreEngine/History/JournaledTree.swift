@@ -11,6 +11,9 @@
 struct JournaledTree {
     private(set) var base: BTree
     private(set) var journal: TreeJournal
+    /// Edits go to the pages, not the journal (set once the journal was written out in a commit
+    /// that keeps editing the tree).
+    var writesThrough = false
 
     init(root: PageReference, journal: TreeJournal = TreeJournal()) {
         base = BTree(root: root, owner: .system)
@@ -41,7 +44,7 @@ struct JournaledTree {
     @discardableResult
     mutating func put(_ key: [UInt8], _ value: LeafValue, editor: some TreeEditing) throws -> LeafValue? {
         let previous = try lookup(key, reader: editor)
-        guard case .inline(let bytes) = value else {
+        guard case .inline(let bytes) = value, !writesThrough else {
             // Never for these trees; kept correct by going to the pages.
             journal.forget(key)
             _ = try base.put(key, value, editor: editor)
@@ -54,6 +57,10 @@ struct JournaledTree {
     /// Removes `key`. - Returns: the removed value, if any.
     @discardableResult
     mutating func remove(_ key: [UInt8], editor: some TreeEditing) throws -> LeafValue? {
+        if writesThrough {
+            journal.forget(key)
+            return try base.remove(key, editor: editor)
+        }
         if let record = journal.record(for: key) {
             guard let value = record.value else { return nil }
             // Only a key the pages hold needs a removal record.
@@ -131,8 +138,11 @@ struct JournaledTree {
         journal.removeAll()
     }
 
-    /// Moves the tree's pages (compaction); the entries stay as they are.
-    mutating func relocatePages(_ move: (PageReference) throws -> PageReference) rethrows {
-        base.root = try move(base.root)
+    /// Makes `root` the tree's pages: a copy of the pages at ``root`` on other page numbers
+    /// (compaction); the entries stay as they are. (Takes the moved root rather than a closure
+    /// that moves it: moving allocates pages, which a caller whose allocator holds this tree
+    /// must not do while the tree is being modified.)
+    mutating func pagesMoved(to root: PageReference) {
+        base.root = root
     }
 }

@@ -59,7 +59,7 @@ struct IntegrityWalk {
         walkTree(snapshot.state.snapshots, owner: "snapshot tree")
         walkPacks(snapshot.state.packs)
         walkTree(snapshot.state.headTimeline, owner: "head timeline")
-        walkFreeTree(snapshot.state.freeTree)
+        walkFreeTree(snapshot.state.freeTree, journal: snapshot.state.journal.freeTree)
         var retained = 0
         let history = JournaledTree(root: snapshot.state.historyIndex, journal: snapshot.state.journal.historyIndex)
         do {
@@ -182,9 +182,9 @@ struct IntegrityWalk {
         }
     }
 
-    private mutating func walkFreeTree(_ root: PageReference) {
+    private mutating func walkFreeTree(_ root: PageReference, journal: TreeJournal) {
         walkTree(root, owner: "free tree")
-        let tree = BTree(root: root, owner: .system)
+        let tree = JournaledTree(root: root, journal: journal)
         do {
             try tree.scan(.all, reverse: false, reader: reader) { _, value in
                 for page in try FreeTree.decode(value, page: tree.root.page) {

@@ -129,7 +129,8 @@ extension WriteTransaction {
             catalogTree.root = try relocator.relocate(catalogTree.root, owner: .history, catalog: true, in: self)
             if relocator.moved > 0 || !introducedPages.isEmpty { history.replacesHead = true }
             history.relocationThreshold = threshold
-            allocator.freeTree.root = try relocator.relocate(allocator.freeTree.root, owner: .system, catalog: false, in: self)
+            let freeTreeRoot = try relocator.relocate(allocator.freeTree.root, owner: .system, catalog: false, in: self)
+            allocator.freeTree.pagesMoved(to: freeTreeRoot)
             let rekeyed = try rekeyPackIndexBirthFirst()
             return relocator.moved + rekeyed + (try relocatePackPages(threshold: threshold))
         }

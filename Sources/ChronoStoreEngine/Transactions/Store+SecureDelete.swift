@@ -29,7 +29,7 @@ extension Store {
         var pages = transaction.allocator.pool + transaction.allocator.recycled
         if horizon > from {
             let reader = SnapshotReader(pageFile: pageFile, pageCount: snapshot.state.pageCount)
-            let tree = BTree(root: snapshot.state.freeTree, owner: .system)
+            let tree = JournaledTree(root: snapshot.state.freeTree, journal: snapshot.state.journal.freeTree)
             let range = KeyRange(
                 lower: KeyBound(FreeTree.key(release: TransactionID(from.rawValue + 1), sequence: 0), inclusive: true),
                 upper: KeyBound(FreeTree.key(release: horizon, sequence: UInt64.max), inclusive: true))

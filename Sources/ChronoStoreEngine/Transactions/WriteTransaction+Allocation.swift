@@ -2,8 +2,9 @@
 
 /// What the allocator of one write transaction tracks.
 struct AllocatorState {
-    /// The free tree as of the base state; allocation consumes its entries in key order.
-    let baseFreeTree: BTree
+    /// The free tree as of the base state (its pages and the state journal's records for it);
+    /// allocation consumes its entries in key order.
+    let baseFreeTree: JournaledTree
     /// Entries released at or before this transaction are reusable.
     let horizon: TransactionID
     /// The allocation mark: the first page beyond every allocated page.
@@ -22,13 +23,13 @@ struct AllocatorState {
     /// tree under this transaction's id.
     var released: [PageID] = []
     /// The free tree being rewritten at commit.
-    var freeTree: BTree
+    var freeTree: JournaledTree
     var leftoverChunkCount = 0
     /// Set when settling the free tree takes many passes: new pages then come only from the end
     /// of the file, so the reusable pages being written down stop changing and the passes end.
     var extendOnly = false
 
-    init(baseFreeTree: BTree, horizon: TransactionID, nextPage: UInt64, pinnedRoots: PinnedRoots) {
+    init(baseFreeTree: JournaledTree, horizon: TransactionID, nextPage: UInt64, pinnedRoots: PinnedRoots) {
         self.baseFreeTree = baseFreeTree
         self.freeTree = baseFreeTree
         self.horizon = horizon
@@ -107,7 +108,11 @@ extension WriteTransaction {
     /// Rewrites the free tree so it records every consumed entry as gone, every unused pool page
     /// as free, and every page released here under this transaction. Editing the free tree itself
     /// allocates and releases pages, so the edits repeat until a pass changes nothing.
-    func settleFreeTree() throws {
+    ///
+    /// The edits go into the state journal (format version 4) while its free-tree records stay
+    /// within `journalBudget` bytes; a pass that leaves more applies them all to the tree's pages
+    /// and makes the rest of this commit's edits go straight to the pages, as before version 4.
+    func settleFreeTree(journalBudget: Int) throws {
         let perEntry = FreeTree.pagesPerEntry(pageSize: pageSize)
         var deletedConsumed = 0
         for pass in 0..<64 {
@@ -139,6 +144,10 @@ extension WriteTransaction {
                 _ = try tree.put(
                     FreeTree.key(release: transaction, sequence: UInt64(number)), .inline(FreeTree.encode(chunk)),
                     editor: self)
+            }
+            if !tree.writesThrough, tree.journal.encodedByteCount > journalBudget {
+                try tree.flush(editor: self)
+                tree.writesThrough = true
             }
             allocator.freeTree = tree
             // Done when what this pass wrote is exactly the allocator's state after the pass: the

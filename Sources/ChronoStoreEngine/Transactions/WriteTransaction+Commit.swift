@@ -212,9 +212,10 @@ extension WriteTransaction {
         try finishPacking()
         var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
         // The history trees' edits ride in the state page while they fit (format version 4),
-        // and are written to their pages at once when they do not.
+        // and are written to their pages at once when they do not; a quarter of the room is kept
+        // for the free tree's, which settle last.
         let journalCapacity = store.formatVersion >= 4 ? StateJournal.writeOutThreshold(pageSize: pageSize) : 0
-        if trees.journalByteCount + timeline.tree.journal.encodedByteCount > journalCapacity {
+        if trees.journalByteCount + timeline.tree.journal.encodedByteCount > journalCapacity - journalCapacity / 4 {
             try trees.flushJournals(editor: self)
             try timeline.tree.flush(editor: self)
         }
@@ -223,17 +224,18 @@ extension WriteTransaction {
             func relocate(_ root: PageReference) throws -> PageReference {
                 try relocator.relocate(root, owner: .system, catalog: false, in: self)
             }
-            try trees.entries.relocatePages(relocate)
-            try trees.lineage.relocatePages(relocate)
-            try trees.times.relocatePages(relocate)
+            trees.entries.pagesMoved(to: try relocate(trees.entries.root))
+            trees.lineage.pagesMoved(to: try relocate(trees.lineage.root))
+            trees.times.pagesMoved(to: try relocate(trees.times.root))
             snapshots.root = try relocate(snapshots.root)
             packWork.tree.root = try relocate(packWork.tree.root)
             packWork.counters.index = packWork.tree.root
-            try timeline.tree.relocatePages(relocate)
+            timeline.tree.pagesMoved(to: try relocate(timeline.tree.root))
         }
         publishedSnapshotRoots = (snapshots.root, allocator.pinnedRoots.snapshots)
         // 4. Free space.
-        try settleFreeTree()
+        try settleFreeTree(
+            journalBudget: journalCapacity - trees.journalByteCount - timeline.tree.journal.encodedByteCount)
         // 5. The state record.
         let retainedRootCount = Int64(base.state.retainedRootCount) + Int64(retainedDelta)
         guard retainedRootCount >= 0 else {
@@ -259,6 +261,7 @@ extension WriteTransaction {
         state.headTimelineCount = timeline.count
         trees.record(into: &state.journal)
         state.journal.headTimeline = timeline.tree.journal
+        state.journal.freeTree = allocator.freeTree.journal
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))

@@ -70,7 +70,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         self.treeReader = SnapshotReader(pageFile: store.pageFile, pageCount: base.state.pageCount, packs: base.state.packs)
         self.catalogTree = BTree(root: base.head.catalog, owner: .history)
         self.allocator = AllocatorState(
-            baseFreeTree: BTree(root: base.state.freeTree, owner: .system), horizon: horizon,
+            baseFreeTree: JournaledTree(root: base.state.freeTree, journal: base.state.journal.freeTree), horizon: horizon,
             nextPage: base.state.pageCount, pinnedRoots: pinnedRoots)
         self.packWork = PackWork(counters: base.state.packs, formatVersion: store.formatVersion)
     }
