@@ -98,6 +98,53 @@ struct StateJournalTests {
         try FileFormatSpecTests.expectAgreement(path, pageSize: pageSize)
     }
 
+    /// One transaction that edits thousands of keys (here: retention cut from limitless to two
+    /// roots, which drops 1,500 roots and their head timeline records) writes the journal out to
+    /// the pages as it goes instead of merging an ever longer journal into every scan (which made
+    /// trimming the timeline quadratic), and the result is the same store.
+    @Test func aTransactionEditingThousandsOfKeysWritesTheJournalOutAsItGoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(durability: .deferred, retention: .limitless))
+        for round in 0..<1_500 { try store.write { try $0.put(bytes("k\(round % 7)"), bytes("v\(round)"), in: "c") } }
+        let before = try store.snapshot.state
+        #expect(before.headTimelineCount > 1_000)
+        try store.setRetention(.lastRoots(2))
+        try store.prune()
+        let state = try store.snapshot.state
+        #expect(state.retainedRootCount <= 3 && state.headTimelineCount <= 6, "\(state.retainedRootCount) roots, \(state.headTimelineCount) records")
+        #expect(state.journal.encodedByteCount <= StateJournal.writeOutThreshold(pageSize: 4096))
+        let listed = try store.history(allBranches: true)
+        #expect(listed.count == Int(state.retainedRootCount), "\(listed.map(\.id)) listed, \(state.retainedRootCount) retained")
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        #expect(text(try store.beginRead().value(forKey: bytes("k1"), in: "c")) == "v1499")
+        try store.close()
+        try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
+    }
+
+    /// The mechanism behind the test above: past `inMemoryLimit` bytes an edit writes the
+    /// journal to the pages and later edits go there directly; lookups and scans see every edit.
+    @Test func aJournalPastItsInMemoryLimitGoesToThePages() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("store.chrono"))
+        defer { try? store.close() }
+        let transaction = try store.beginWrite()
+        defer { transaction.abort() }
+        var tree = JournaledTree(root: .none)
+        for id in 0..<2_000 { try tree.put(IndexKey.pair(UInt64(id), 1), .inline([]), editor: transaction) }
+        #expect(tree.writesThrough && tree.journal.encodedByteCount <= JournaledTree.inMemoryLimit && !tree.root.isNone)
+        for id in stride(from: 0, to: 2_000, by: 2) { try tree.remove(IndexKey.pair(UInt64(id), 1), editor: transaction) }
+        var seen: [UInt64] = []
+        try tree.scan(.all, reverse: false, reader: transaction) { key, _ in
+            seen.append(IndexKey.first(of: key))
+            return true
+        }
+        #expect(seen == Array(stride(from: UInt64(1), to: 2_000, by: 2)))
+        #expect(try tree.lookup(IndexKey.pair(1_999, 1), reader: transaction) != nil)
+        #expect(try tree.lookup(IndexKey.pair(1_998, 1), reader: transaction) == nil)
+    }
+
     @Test func theEncodingRoundTripsAndRejectsWhatTheFormatForbids() throws {
         var journal = StateJournal()
         journal.historyIndex.set(HistoryIndex.key(TransactionID(7)), [UInt8](repeating: 1, count: HistoryEntry.byteCount))

@@ -10,6 +10,8 @@ struct TreeJournal: Equatable, Sendable {
     }
 
     private(set) var records: [Record] = []
+    /// Bytes these records take in the state page (see ``StateJournal``).
+    private(set) var encodedByteCount = 0
     /// The state page these records were read from (none for a journal built in memory): a
     /// damaged record is damage there.
     var page: PageID = .none
@@ -28,25 +30,34 @@ struct TreeJournal: Equatable, Sendable {
         return found ? records[index] : nil
     }
 
+    private static func byteCount(_ record: Record) -> Int { 4 + record.key.count + (record.value?.count ?? 0) }
+
     mutating func set(_ key: [UInt8], _ value: [UInt8]?) {
         let (index, found) = search(key)
-        if found { records[index].value = value } else { records.insert(Record(key: key, value: value), at: index) }
+        if found {
+            encodedByteCount -= Self.byteCount(records[index])
+            records[index].value = value
+        } else {
+            records.insert(Record(key: key, value: value), at: index)
+        }
+        encodedByteCount += Self.byteCount(records[index])
     }
 
     mutating func forget(_ key: [UInt8]) {
         let (index, found) = search(key)
-        if found { records.remove(at: index) }
+        if found { encodedByteCount -= Self.byteCount(records.remove(at: index)) }
     }
 
-    mutating func removeAll() { records.removeAll() }
-
-    /// Bytes these records take in the state page (see ``StateJournal``).
-    var encodedByteCount: Int {
-        records.reduce(0) { $0 + 4 + $1.key.count + ($1.value?.count ?? 0) }
+    mutating func removeAll() {
+        records.removeAll()
+        encodedByteCount = 0
     }
 
     /// Appends a record read from disk; the caller checks the order.
-    fileprivate mutating func append(_ record: Record) { records.append(record) }
+    fileprivate mutating func append(_ record: Record) {
+        records.append(record)
+        encodedByteCount += Self.byteCount(record)
+    }
 }
 
 /// The journals of the four history trees and the free tree, as the state page stores them from

@@ -79,8 +79,8 @@ extension WriteTransaction {
         for collection in collections {
             try TreePages.forEach(in: collection, reader: self) { page, _ in if !packed.contains(page) { kept.mark(page.page) } }
         }
-        try allocator.baseFreeTree.scan(.all, reverse: false, reader: self) { _, value in
-            for page in try FreeTree.decode(value, page: allocator.baseFreeTree.root.page) { kept.mark(page) }
+        try allocator.baseFreeTree.scan(.all, reverse: false, reader: self) { key, value in
+            for page in try FreeTree.decode(value, page: allocator.baseFreeTree.page(of: key)) { kept.mark(page) }
             return true
         }
     }

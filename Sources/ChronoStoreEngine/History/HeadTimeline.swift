@@ -49,8 +49,8 @@ struct HeadTimeline {
     func head(atOrBefore milliseconds: Int64, reader: some TreeReading) throws -> TransactionID? {
         var found: TransactionID?
         let upper = KeyBound(IndexKey.pair(HistoryTrees.timeValue(milliseconds), UInt64.max), inclusive: true)
-        try tree.scan(KeyRange(upper: upper), reverse: true, reader: reader) { _, value in
-            found = try Self.root(of: value, page: tree.root.page)
+        try tree.scan(KeyRange(upper: upper), reverse: true, reader: reader) { key, value in
+            found = try Self.root(of: value, page: tree.page(of: key))
             return false
         }
         return found
@@ -65,7 +65,7 @@ struct HeadTimeline {
     func edge(reverse: Bool, reader: some TreeReading) throws -> (key: [UInt8], milliseconds: UInt64, root: TransactionID)? {
         var found: ([UInt8], UInt64, TransactionID)?
         try tree.scan(.all, reverse: reverse, reader: reader) { key, value in
-            found = (Array(key), IndexKey.first(of: key), try Self.root(of: value, page: tree.root.page))
+            found = (Array(key), IndexKey.first(of: key), try Self.root(of: value, page: tree.page(of: key)))
             return false
         }
         return found
@@ -107,7 +107,7 @@ struct HeadTimeline {
     mutating func rename(_ old: TransactionID, to new: TransactionID, editor: some TreeEditing) throws {
         var keys: [[UInt8]] = []
         try tree.scan(.all, reverse: false, reader: editor) { key, value in
-            if try Self.root(of: value, page: tree.root.page) == old { keys.append(Array(key)) }
+            if try Self.root(of: value, page: tree.page(of: key)) == old { keys.append(Array(key)) }
             return true
         }
         for key in keys { _ = try tree.put(key, Self.value(new), editor: editor) }

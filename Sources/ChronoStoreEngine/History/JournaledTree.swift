@@ -15,6 +15,13 @@ struct JournaledTree {
     /// that keeps editing the tree).
     var writesThrough = false
 
+    /// Journal bytes past which an edit writes the journal out at once and the transaction's
+    /// further edits go to the pages: more than a state page holds (a commit would write it out
+    /// anyway), and small enough that the merge in every lookup and scan stays cheap when one
+    /// transaction edits many keys (dropping 100,000 head timeline records, say, one
+    /// `edge` scan per record).
+    static let inMemoryLimit = 16 << 10
+
     init(root: PageReference, journal: TreeJournal = TreeJournal()) {
         base = BTree(root: root, owner: .system)
         self.journal = journal
@@ -51,7 +58,14 @@ struct JournaledTree {
             return previous
         }
         journal.set(key, bytes)
+        try writeOutIfLarge(editor: editor)
         return previous
+    }
+
+    private mutating func writeOutIfLarge(editor: some TreeEditing) throws {
+        guard journal.encodedByteCount > Self.inMemoryLimit else { return }
+        try flush(editor: editor)
+        writesThrough = true
     }
 
     /// Removes `key`. - Returns: the removed value, if any.
@@ -65,10 +79,12 @@ struct JournaledTree {
             guard let value = record.value else { return nil }
             // Only a key the pages hold needs a removal record.
             if try base.lookup(key, reader: editor) != nil { journal.set(key, nil) } else { journal.forget(key) }
+            try writeOutIfLarge(editor: editor)
             return .inline(value)
         }
         guard let value = try base.lookup(key, reader: editor) else { return nil }
         journal.set(key, nil)
+        try writeOutIfLarge(editor: editor)
         return value
     }
 

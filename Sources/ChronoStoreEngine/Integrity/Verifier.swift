@@ -186,8 +186,8 @@ struct IntegrityWalk {
         walkTree(root, owner: "free tree")
         let tree = JournaledTree(root: root, journal: journal)
         do {
-            try tree.scan(.all, reverse: false, reader: reader) { _, value in
-                for page in try FreeTree.decode(value, page: tree.root.page) {
+            try tree.scan(.all, reverse: false, reader: reader) { key, value in
+                for page in try FreeTree.decode(value, page: tree.page(of: key)) {
                     if !free.insert(page.rawValue).inserted { problem("page \(page.rawValue) is listed free twice") }
                     if page.rawValue == 0 || page.rawValue >= UInt64(total) {
                         problem("free tree lists page \(page.rawValue), outside the file")

@@ -173,23 +173,31 @@ enum Recovery {
     }
 
     /// Merged lifetime lists written by this transaction hang off history entries in leaves it
-    /// wrote; read (and so verify) each of their chunks.
+    /// wrote, or in the state's journal (format version 4); read (and so verify) each of their
+    /// chunks. A journal record replaces or removes a leaf's entry of the same root, as for
+    /// every reader: the chunks of an entry the journal replaced may have been released.
     private static func validateMergedLists(_ state: StateRecord, reader: SnapshotReader) throws {
         var leaves: [PageReference] = []
         try TreePages.forEach(in: state.historyIndex, reader: reader, bornIn: state.transaction) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
-        var entries: [HistoryEntry] = []
+        var entries: [TransactionID: HistoryEntry] = [:]
         for leaf in leaves {
             guard case .leafPage(let view) = try reader.node(leaf) else { continue }
-            for index in 0..<view.count { entries.append(try HistoryEntry.decode(view.value(at: index), page: leaf.page)) }
+            for index in 0..<view.count {
+                let entry = try HistoryEntry.decode(view.value(at: index), page: leaf.page)
+                entries[entry.root] = entry
+            }
         }
-        // Entries the state journal holds (format version 4) were written with the state.
         for record in state.journal.historyIndex.records {
-            guard let value = record.value else { continue }
-            entries.append(try HistoryEntry.decode(.inline(value), page: state.historyIndex.page))
+            let root = record.key.withUnsafeBytes { HistoryIndex.root(of: $0) }
+            guard let value = record.value else {
+                entries[root] = nil
+                continue
+            }
+            entries[root] = try HistoryEntry.decode(.inline(value), page: state.journal.historyIndex.page)
         }
-        for entry in entries {
+        for entry in entries.values {
             for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
             where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
                 _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)

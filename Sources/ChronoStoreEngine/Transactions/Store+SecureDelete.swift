@@ -33,8 +33,8 @@ extension Store {
             let range = KeyRange(
                 lower: KeyBound(FreeTree.key(release: TransactionID(from.rawValue + 1), sequence: 0), inclusive: true),
                 upper: KeyBound(FreeTree.key(release: horizon, sequence: UInt64.max), inclusive: true))
-            try tree.scan(range, reverse: false, reader: reader) { _, value in
-                pages += try FreeTree.decode(value, page: tree.root.page)
+            try tree.scan(range, reverse: false, reader: reader) { key, value in
+                pages += try FreeTree.decode(value, page: tree.page(of: key))
                 return true
             }
         }

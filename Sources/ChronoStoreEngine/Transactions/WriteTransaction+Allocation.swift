@@ -96,9 +96,10 @@ extension WriteTransaction {
             allocator.exhausted = true
             return
         }
-        let pages = try FreeTree.decode(value, page: allocator.baseFreeTree.root.page)
+        let holder = allocator.baseFreeTree.page(of: key)
+        let pages = try FreeTree.decode(value, page: holder)
         for page in pages where page.rawValue == 0 || page.rawValue >= allocator.nextPage {
-            throw StoreError.malformedPage(page: allocator.baseFreeTree.root.page, reason: "free tree lists \(page), outside the file")
+            throw StoreError.malformedPage(page: holder, reason: "free tree lists \(page), outside the file")
         }
         allocator.consumed.append(key)
         allocator.consumedPageCount += UInt64(pages.count)
