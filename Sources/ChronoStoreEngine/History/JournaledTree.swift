@@ -1,11 +1,12 @@
 // A history tree whose recent edits ride in the state page's journal until they are worth a page.
 
-/// An engine tree (history, lineage or time index, head timeline) as its pages hold it plus the
-/// edits the state journal holds back (format version 4). A commit that edits the tree records
-/// the edit in the journal, which the state page carries anyway, instead of copying a leaf and
-/// its branches; when the journal no longer fits in the state page, a commit applies it to the
-/// pages at once (``flush(editor:)``). Lookups and scans see the journal: the entries are the
-/// pages' entries with each journaled key replaced or removed.
+/// An engine tree (history, lineage or time index, head timeline, free tree) as its pages hold
+/// it plus the edits the state journal holds back (format version 4). A commit that edits the
+/// tree records the edit in the journal, which the state page carries anyway, instead of copying
+/// a leaf and its branches; when the journal passes its share of the state page, the commit
+/// applies it to the pages at once (``flush(editor:)``), and so does an edit that takes it past
+/// ``inMemoryLimit``. Lookups and scans see the journal: the entries are the pages' entries with
+/// each journaled key replaced or removed.
 ///
 /// Every value of these trees is inline, so the journal holds bytes only.
 struct JournaledTree {
@@ -51,9 +52,9 @@ struct JournaledTree {
     @discardableResult
     mutating func put(_ key: [UInt8], _ value: LeafValue, editor: some TreeEditing) throws -> LeafValue? {
         let previous = try lookup(key, reader: editor)
+        // A value that is not inline never occurs in these trees; the pages take it correctly.
         guard case .inline(let bytes) = value, !writesThrough else {
-            // Never for these trees; kept correct by going to the pages.
-            journal.forget(key)
+            try flush(editor: editor)
             _ = try base.put(key, value, editor: editor)
             return previous
         }
@@ -72,7 +73,7 @@ struct JournaledTree {
     @discardableResult
     mutating func remove(_ key: [UInt8], editor: some TreeEditing) throws -> LeafValue? {
         if writesThrough {
-            journal.forget(key)
+            try flush(editor: editor)
             return try base.remove(key, editor: editor)
         }
         if let record = journal.record(for: key) {
