@@ -100,6 +100,28 @@ enum FuzzFields {
             // State, root, list chunk and overflow pages keep their fields in 8-byte words.
             fields += stride(from: PageHeader.byteCount, to: min(pageSize, 264), by: 8).map { Field(offset: $0, width: 8) }
             fields += stride(from: 40, to: min(pageSize, 40 + 8 * 16), by: 8).map { Field(offset: $0, width: 8) }
+            if page[PageHeader.kindOffset] == PageKind.state.rawValue { fields += journalFields(of: page, pageSize: pageSize) }
+        }
+        return fields
+    }
+
+    /// A state page's journal (format version 4): its byte count, and each record's lengths and
+    /// the 8-byte words of its key and value (history entries, free-tree page numbers).
+    private static func journalFields(of page: [UInt8], pageSize: Int) -> [Field] {
+        var fields = [Field(offset: StateJournal.byteCountOffset, width: 2)]
+        let end = min(pageSize, StateJournal.recordsOffset + (Int(page[StateJournal.byteCountOffset]) | Int(page[StateJournal.byteCountOffset + 1]) << 8))
+        var cursor = StateJournal.recordsOffset
+        for _ in 0..<64 {
+            guard cursor + 2 <= end else { break }
+            let keyCount = Int(page[cursor + 1])
+            let lengthAt = cursor + 2 + keyCount
+            guard lengthAt + 2 <= end else { break }
+            fields += [Field(offset: cursor, width: 1), Field(offset: cursor + 1, width: 1), Field(offset: lengthAt, width: 2)]
+            fields += stride(from: cursor + 2, to: lengthAt - 7, by: 8).map { Field(offset: $0, width: 8) }
+            let stored = Int(page[lengthAt]) | Int(page[lengthAt + 1]) << 8
+            let valueCount = stored == Int(StateJournal.removedMarker) ? 0 : stored
+            fields += stride(from: lengthAt + 2, to: min(end, lengthAt + 2 + valueCount) - 7, by: 8).map { Field(offset: $0, width: 8) }
+            cursor = lengthAt + 2 + valueCount
         }
         return fields
     }

@@ -472,8 +472,11 @@ struct ReviewFindingsTests {
     /// The same for a history entry's merged list: a checksummed history entry that claims an
     /// out-of-line dead list of 2^60 pages. Pruning reads it and must report the page. After one
     /// commit root 1's entry (its redo target changed) lies in the state page's journal.
-    @Test
-    func aHistoryEntryWithAnAbsurdListCountIsAnErrorNotATrap() throws {
+    /// A count of 2^63 or more read as a negative Int, and re-encoding the entry at the next
+    /// commit trapped (structure fuzzer seed 13706092454601014714, once its crafted fields reached
+    /// journaled history entries); counts are now bounded as a root page's are.
+    @Test(arguments: [UInt64(1) << 60, UInt64(1) << 63 | 5])
+    func aHistoryEntryWithAnAbsurdListCountIsAnErrorNotATrap(count: UInt64) throws {
         let pageSize = 4096
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(pageSize: pageSize, retention: .limitless))
@@ -483,25 +486,33 @@ struct ReviewFindingsTests {
         var image = file.visibleImage
         let start = Int(state.page.rawValue) * pageSize
         var page = Array(image[start..<(start + pageSize)])
+        // Both roots' entries (root 1's is read by pruning, root 2's, the head's, rewritten by the
+        // next commit).
         let found = page.withUnsafeMutableBytes { raw in
-            let found = PageCrafting.editJournaledHistoryEntry(raw, root: TransactionID(1)) { value in
-                // Dead list: 2^60 entries starting at page 1; neither list owned by the root page.
-                value.storeLittleEndian(UInt64(1) << 60, at: 56)
-                value.storeLittleEndian(UInt64(1), at: 64)
-                value.storeLittleEndian(UInt64(1), at: 72)
-                value.storeLittleEndian(UInt32(0), at: 104)
+            let found = [TransactionID(1), TransactionID(2)].allSatisfy { root in
+                PageCrafting.editJournaledHistoryEntry(raw, root: root) { value in
+                    // Dead list: `count` entries starting at page 1; neither list owned by the root page.
+                    value.storeLittleEndian(count, at: 56)
+                    value.storeLittleEndian(UInt64(1), at: 64)
+                    value.storeLittleEndian(UInt64(1), at: 72)
+                    value.storeLittleEndian(UInt32(0), at: 104)
+                }
             }
             PageCrafting.reseal(raw)
             return found
         }
-        #expect(found, "root 1's entry is not in the state journal")
+        #expect(found, "the roots' entries are not in the state journal")
         image.replaceSubrange(start..<(start + pageSize), with: page)
         let reopened = try Store.open(file: FaultInjectingFile(image: image))
         defer { try? reopened.close() }
         // Dropping root 1 (the top of the lineage) by the lineage rules frees its one child's dead
         // list. (`clearHistory()` with nothing pinned frees by complement and reads no list.)
-        try reopened.setRetention(.lastRoots(1))
-        #expect(throws: StoreError.self) { try reopened.prune() }
+        // A commit rewrites the head's entry (its redo target): it must refuse, not trap.
+        #expect(throws: StoreError.self) { try reopened.write { try $0.put(bytes("k"), bytes("w"), in: "c") } }
+        #expect(throws: StoreError.self) {
+            try reopened.setRetention(.lastRoots(1))
+            try reopened.prune()
+        }
     }
 
     /// A checksummed catalog leaf whose entry claims 2^63 records: counting converts the stored

@@ -78,6 +78,12 @@ package struct HistoryEntry: Equatable, Sendable {
             entry.isLeftBehind = flags & 4 != 0
             return entry
         }
+        // List counts come from disk: bounded as a root page's are, so no arithmetic on them (or
+        // encoding them again) can trap.
+        guard (0...Int(UInt32.max)).contains(entry.deadList.count), (0...Int(UInt32.max)).contains(entry.newList.count) else {
+            throw StoreError.malformedPage(
+                page: page, reason: "history entry lists of \(entry.deadList.count) and \(entry.newList.count) pages are impossible")
+        }
         // Depths only grow by one per commit; bounding them keeps pruning's sums from overflowing.
         guard entry.depth < 1 << 62 else {
             throw StoreError.malformedPage(page: page, reason: "history entry depth \(entry.depth) is impossible")
