@@ -140,6 +140,21 @@ package struct StateJournal: Equatable, Sendable {
     /// since every lookup and scan of these trees merges the journal and every state re-encodes it.
     static func writeOutThreshold(pageSize: Int) -> Int { min(capacity(pageSize: pageSize), 8192) }
 
+    /// Throws `malformedPage` naming `pages[tree]` when a record breaks the format's rules (a key
+    /// or value of another size than the tree's, which only a damaged page of that tree can have
+    /// handed to the transaction): a state the decoder would refuse is never written.
+    func check(pageSize: Int, pages: (Tree) -> PageID) throws {
+        for tree in Tree.allCases {
+            for record in self[tree].records {
+                let valueFits = record.value.map { tree.admitsValue(byteCount: $0.count, pageSize: pageSize) } ?? true
+                guard record.key.count == tree.keyByteCount, valueFits else {
+                    throw StoreError.malformedPage(
+                        page: pages(tree), reason: "an entry of \(record.key.count) key bytes does not belong in this tree")
+                }
+            }
+        }
+    }
+
     func encode(into bytes: UnsafeMutableRawBufferPointer) {
         let count = encodedByteCount
         precondition(count <= Self.capacity(pageSize: bytes.count), "the state journal outgrew its page")

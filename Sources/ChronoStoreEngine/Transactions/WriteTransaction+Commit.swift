@@ -262,6 +262,15 @@ extension WriteTransaction {
         trees.record(into: &state.journal)
         state.journal.headTimeline = timeline.tree.journal
         state.journal.freeTree = allocator.freeTree.journal
+        try state.journal.check(pageSize: pageSize) { tree in
+            switch tree {
+            case .historyIndex: trees.entries.root.page
+            case .lineageIndex: trees.lineage.root.page
+            case .timeIndex: trees.times.root.page
+            case .headTimeline: timeline.tree.root.page
+            case .freeTree: allocator.freeTree.root.page
+            }
+        }
         let stateBuffer = PageBuffer(pageSize: pageSize)
         state.encode(into: stateBuffer.bytes)
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
