@@ -62,23 +62,19 @@ extension WriteTransaction {
         rootsToRevisit.formUnion(rootsLeftBehind)
         var pruned = 0
         var cursor = base.state.pruneCursor
-        switch mode {
-        case .none:
+        // Clearing by complement rewrites the versions the head reads from pack entries whole;
+        // nil (the general path, which keeps the roots such a version still needs) when it may not
+        // run or one of them is too large for a pack page whole.
+        let complementKeyframes = mode == .clear && clearsByComplement(head: head) ? try keyframesOfThePackedPagesOfTheHead(head) : nil
+        switch (mode, complementKeyframes) {
+        case (.none, _):
             break
-        case .automatic(let limit):
+        case (.automatic(let limit), _):
             (pruned, cursor) = try pruneExpiredRoots(&trees, rule: rule, limit: max(limit, 1), from: cursor)
-        case .clear where clearsByComplement(head: head):
-            // Unless a version the head reads from a pack entry is too large for a pack page
-            // whole: the general path keeps the roots such a version still needs.
-            if let keyframes = try keyframesOfThePackedPagesOfTheHead(head) {
-                pruned = try clearByComplement(&trees, head: head, keyframes: keyframes)
-            } else {
-                trees.beginBatch()
-                pruned = try pruneEveryRoot(&trees, rule: &rule, mode: mode)
-                try trees.applyBatch(keyCount: base.state.retainedRootCount, editor: self)
-            }
+        case (.clear, let keyframes?):
+            pruned = try clearByComplement(&trees, head: head, keyframes: keyframes)
             cursor = .none
-        case .exhaustive, .clear:
+        case (.exhaustive, _), (.clear, nil):
             trees.beginBatch()
             pruned = try pruneEveryRoot(&trees, rule: &rule, mode: mode)
             try trees.applyBatch(keyCount: base.state.retainedRootCount, editor: self)
@@ -122,10 +118,7 @@ extension WriteTransaction {
         var position = start
         var more = true
         while pruned < limit, more, let entry = try entry(atOrAfter: position, in: trees) {
-            // Strictly forward, whatever a damaged entry says its root is (its key found it; the
-            // entry's own field may name an earlier root, or the last id there is).
-            let reached = max(entry.root.rawValue, position.rawValue)
-            (position, more) = (TransactionID(reached &+ 1), reached < UInt64.max)
+            (position, more) = Self.step(past: entry, from: position)
             // Another process holds every root from here on.
             if let everythingFrom = pinned.everythingFrom, entry.root >= everythingFrom { break }
             if pinned.snapshots[entry.root] == nil {
@@ -143,6 +136,15 @@ extension WriteTransaction {
         return (pruned, cursor)
     }
 
+    /// Where a walk over the history index goes after `entry`, found at or after `position`:
+    /// strictly forward, whatever a damaged entry says its root is (its key found it; the entry's
+    /// own field may name an earlier root, or the last id there is), and nowhere (false) after
+    /// the last id.
+    private static func step(past entry: HistoryEntry, from position: TransactionID) -> (TransactionID, Bool) {
+        let reached = max(entry.root.rawValue, position.rawValue)
+        return (TransactionID(reached &+ 1), reached < UInt64.max)
+    }
+
     /// `prune()` and `clearHistory()`: passes over every root until one drops nothing (a fork
     /// point is visited before the branches whose dropping frees it). Every pass but the last
     /// drops a root, so there are at most as many passes as the first one visited roots, plus one;
@@ -157,9 +159,7 @@ extension WriteTransaction {
             var position = TransactionID.none
             var more = true
             while more, let entry = try entry(atOrAfter: position, in: trees) {
-                // Strictly forward, as in `pruneExpiredRoots`.
-                let reached = max(entry.root.rawValue, position.rawValue)
-                (position, more) = (TransactionID(reached &+ 1), reached < UInt64.max)
+                (position, more) = Self.step(past: entry, from: position)
                 visited += 1
                 if try shouldPrune(entry, rule: &rule, mode: mode, trees: trees), try pruneRoot(entry, &trees) {
                     prunedThisPass += 1
