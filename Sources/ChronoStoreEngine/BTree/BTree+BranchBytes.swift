@@ -25,8 +25,7 @@ extension BTree {
         let copy = PageBuffer(uninitializedPageSize: editor.pageSize)
         copy.bytes.copyMemory(from: view.page.readOnly)
         copy.bytes.storeReference(child, at: offset)
-        let page = try editor.allocatePage(owner: owner)
-        editor.releasePage(reference, owner: owner)
+        let page = try editor.allocateCopy(of: reference, owner: owner)
         editor.setDirty(page, .raw(copy, kind: .branch, count: view.keyCount))
         return PageReference(page: page, birth: editor.transaction)
     }

@@ -61,8 +61,7 @@ extension BTree {
         case .leaf(let node): copy = .leaf(node)
         case .branch(let node): copy = .branch(node)
         }
-        let page = try editor.allocatePage(owner: owner)
-        editor.releasePage(reference, owner: owner)
+        let page = try editor.allocateCopy(of: reference, owner: owner)
         editor.setDirty(page, copy)
         return (PageReference(page: page, birth: editor.transaction), copy)
     }

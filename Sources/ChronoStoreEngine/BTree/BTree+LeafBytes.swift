@@ -30,8 +30,7 @@ extension BTree {
         }
         Self.markLaidOut(buffer, edits: 0)
         let count = found ? view.count : view.count + 1
-        let page = try editor.allocatePage(owner: owner)
-        editor.releasePage(reference, owner: owner)
+        let page = try editor.allocateCopy(of: reference, owner: owner)
         editor.setDirty(page, .raw(buffer, kind: .leaf, count: count))
         return (PageReference(page: page, birth: editor.transaction), previous)
     }
@@ -123,8 +122,7 @@ extension BTree {
             NodeLayout.encodeRemoving(view, index: index, into: buffer)
         }
         Self.markLaidOut(buffer, edits: 0)
-        let page = try editor.allocatePage(owner: owner)
-        editor.releasePage(reference, owner: owner)
+        let page = try editor.allocateCopy(of: reference, owner: owner)
         editor.setDirty(page, .raw(buffer, kind: .leaf, count: view.count - 1))
         return (PageReference(page: page, birth: editor.transaction), removed)
     }

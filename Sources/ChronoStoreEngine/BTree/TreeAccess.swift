@@ -41,6 +41,10 @@ protocol TreeEditing: TreeReading {
     func setDirty(_ page: PageID, _ content: DirtyPage)
     /// A page number free for this transaction to write.
     func allocatePage(owner: PageOwner) throws -> PageID
+    /// A page for the copy of `reference` (copy on write), which is released: a page written by
+    /// the previous commit is likely replaced again by the next, and the allocator places such
+    /// pages together (see `AllocatorState`).
+    func allocateCopy(of reference: PageReference, owner: PageOwner) throws -> PageID
     /// Says a tree no longer uses `reference`; a page written by this transaction is reusable at once.
     func releasePage(_ reference: PageReference, owner: PageOwner)
 }

@@ -233,6 +233,12 @@ package struct PackEntry: Equatable, Sendable {
 package enum PackPage {
     static let usedEndOffset = PageHeader.byteCount
     package static let entriesOffset = 32
+
+    /// Bytes of entries a pack page holds: up to the page's end, or on 64 KiB pages one byte
+    /// less, since the used end is a 16-bit offset.
+    package static func capacity(pageSize: Int) -> Int {
+        min(pageSize, Int(UInt16.max)) - entriesOffset
+    }
 }
 
 /// Unsigned LEB128 integers of up to 64 bits (at most 10 bytes).

@@ -104,7 +104,7 @@ extension WriteTransaction {
         }
         for collection in collections { try TreePages.forEach(in: collection, reader: self) { page, _ in references.append(page) } }
         var kept: [PageReference: PackEntry] = [:]
-        let capacity = pageSize - PackPage.entriesOffset
+        let capacity = PackPage.capacity(pageSize: pageSize)
         for reference in references {
             guard let value = try oldIndex.lookup(packWork.key(reference), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)

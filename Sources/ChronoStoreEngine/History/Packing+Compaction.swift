@@ -42,7 +42,7 @@ extension WriteTransaction {
         var sparse: [PageID: UInt64] = [:]
         var pointers: [(key: [UInt8], reference: PageReference, packPage: PageReference, offset: Int)] = []
         var repacked: [PageReference] = []
-        let capacity = UInt64(pageSize - PackPage.entriesOffset)
+        let capacity = UInt64(PackPage.capacity(pageSize: pageSize))
         try packWork.tree.scan(KeyRange(lower: KeyBound(PackIndex.directoryKey(PageID(0)), inclusive: true)), reverse: false, reader: self) {
             key, value in
             guard let page = PackIndex.packPage(ofDirectoryKey: key),

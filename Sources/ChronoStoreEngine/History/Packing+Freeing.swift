@@ -60,7 +60,7 @@ extension WriteTransaction {
         let packs = treeReader.packs
         guard !freed.isEmpty, !dead.isEmpty, packs != nil || !packWork.pending.isEmpty else { return true }
         let freedSet = Set(freed)
-        let capacity = pageSize - PackPage.entriesOffset
+        let capacity = PackPage.capacity(pageSize: pageSize)
         var candidates: BaseCandidates?
         var rewrites: [(reference: PageReference, entry: PackEntry)] = []
         var unpacked: [(reference: PageReference, released: Int)] = []
@@ -196,7 +196,7 @@ extension WriteTransaction {
 
     private func writePendingEntries() throws {
         guard !packWork.pending.isEmpty else { return }
-        let capacity = pageSize - PackPage.entriesOffset
+        let capacity = PackPage.capacity(pageSize: pageSize)
         var encoded: [(PageReference, [UInt8])] = packWork.pending.map { reference, entry in
             var bytes: [UInt8] = []
             entry.encode(birth: reference.birth, into: &bytes)

@@ -132,7 +132,7 @@ extension WriteTransaction {
             counters.cursor = max(counters.cursor, root.root)
         }
         if finished, trims, !rootBytes.isEmpty {
-            let capacity = pageSize - PackPage.entriesOffset
+            let capacity = PackPage.capacity(pageSize: pageSize)
             let kept = Self.rootsToKeep(pendingBefore: bytesBefore, rootBytes: rootBytes, capacity: capacity)
             if kept < rootBytes.count {
                 // The roots after the kept ones wait for the next walk, which starts with them.
@@ -223,7 +223,7 @@ extension WriteTransaction {
         let entry = makeEntry(page, base: base)
         // A delta whose page would not fit a pack page whole is still packed: if its base is
         // freed first, `rebaseDependants` rebases it onto the page that took over its keys.
-        guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
+        guard entry.encodedByteCount(birth: reference.birth) <= PackPage.capacity(pageSize: pageSize) else { return false }
         if !entry.base.isNone {
             packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }
@@ -289,7 +289,7 @@ extension WriteTransaction {
             && listEntries <= Self.rootDeltaListLimit
             ? try treeReader.read(successor, kind: .root, cached: false) : nil
         let entry = makeEntry(page, base: base)
-        guard entry.encodedByteCount(birth: reference.birth) <= pageSize - PackPage.entriesOffset else { return false }
+        guard entry.encodedByteCount(birth: reference.birth) <= PackPage.capacity(pageSize: pageSize) else { return false }
         if !entry.base.isNone {
             packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }

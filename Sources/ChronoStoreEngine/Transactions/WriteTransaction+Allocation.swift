@@ -11,8 +11,28 @@ struct AllocatorState {
     var nextPage: UInt64
     var pinnedRoots: PinnedRoots
 
-    /// Reusable pages taken from consumed free-tree entries, highest first (pop gives the lowest).
-    var pool: [PageID] = []
+    /// Reusable pages taken from consumed free-tree entries that have no free neighbour among
+    /// them, highest first (pop gives the lowest).
+    var poolSingles: [PageID] = []
+    /// Reusable pages taken from consumed free-tree entries that lie in runs of neighbouring
+    /// pages, highest first. Handed out after the singles (see ``AllocatorState/split(_:)``).
+    var poolRuns: [PageID] = []
+    /// Set while the commit lays out its own pages (state, catalog, root page, engine trees):
+    /// those take pages from runs, or from the end of the file, never single pages.
+    var prefersRuns = false
+    var entriesConsumedForRuns = 0
+    /// Copies of the previous commit's pages that took runs so far (see `allocateCopy`).
+    var copiesPlacedInRuns = 0
+    /// Pages handed out from the pool without preferring runs.
+    var reusedCount = 0
+    /// Every reusable page taken and not yet handed out. Setting it hands them out lowest first.
+    var pool: [PageID] {
+        get { poolRuns + poolSingles }
+        set {
+            poolSingles = newValue
+            poolRuns = []
+        }
+    }
     /// Pages this transaction allocated and then released: free again at once.
     var recycled: [PageID] = []
     /// Keys of free-tree entries consumed so far.
@@ -36,6 +56,37 @@ struct AllocatorState {
         self.nextPage = nextPage
         self.pinnedRoots = pinnedRoots
     }
+
+    /// Free pages split into single pages and runs of at least three neighbours (a pair counts
+    /// as two single pages), each in reverse hand-out order for popping: singles lowest first,
+    /// runs lowest first too (so a large transaction still fills the file from its start).
+    ///
+    /// A durable commit pays its sync by the stretch of neighbouring pages it writes much more than
+    /// by the page (Docs/Performance.md, "Contiguous commit pages"). Pages the next commits are
+    /// likely to replace again (copies of pages the previous commit wrote, and the state, catalog
+    /// leaf and root page laid out at commit) take runs, or a new run at the end of the file;
+    /// freed together, they come back as a run for a later commit. Other pages (a deep leaf and
+    /// its branches) take the single pages.
+    static func split(_ pages: [PageID]) -> (singles: [PageID], runs: [PageID]) {
+        let sorted = pages.sorted()
+        var singles: [PageID] = []
+        var runs: [ArraySlice<PageID>] = []
+        var start = 0
+        while start < sorted.count {
+            var end = start + 1
+            while end < sorted.count && sorted[end].rawValue == sorted[end - 1].rawValue + 1 { end += 1 }
+            if end - start >= minimumRunLength { runs.append(sorted[start..<end]) } else { singles += sorted[start..<end] }
+            start = end
+        }
+        return (singles.reversed(), runs.flatMap { $0 }.reversed())
+    }
+
+    static let minimumRunLength = 3
+    static let recurringCopiesPlacedInRuns = 16
+    static let smallCommitPageCount = 32
+    /// While the pool holds more single pages than this, pages that prefer runs take single pages
+    /// rather than the end of the file, so the file cannot grow while many pages are free.
+    static let singlesKeptBeforeExtending = 8
 }
 
 extension WriteTransaction {
@@ -45,15 +96,50 @@ extension WriteTransaction {
         return page
     }
 
+    func allocateCopy(of reference: PageReference, owner: PageOwner) throws -> PageID {
+        // A small commit copies few pages of the previous one (the path to its edit, when the
+        // previous commit edited nearby); a large one may copy thousands, and those go lowest
+        // first like any other, keeping the file's tail free.
+        let recurring = reference.birth == base.transaction && allocator.copiesPlacedInRuns < AllocatorState.recurringCopiesPlacedInRuns
+        if recurring { allocator.copiesPlacedInRuns += 1 }
+        let page = try takeFreePage(preferringRuns: recurring)
+        if owner == .history { introducedPages.insert(page) }
+        releasePage(reference, owner: owner)
+        return page
+    }
+
     /// A page for this transaction to write: recycled, else reused, else at the end of the file.
-    func takeFreePage() throws -> PageID {
+    /// - Parameter preferringRuns: take the page from a run of free neighbours or the end of the
+    ///   file, not from the single pages (it is likely to be replaced by the next commits).
+    func takeFreePage(preferringRuns: Bool = false) throws -> PageID {
         if allocator.extendOnly {
             defer { allocator.nextPage += 1 }
             return PageID(allocator.nextPage)
         }
         if let page = allocator.recycled.popLast() { return page }
-        if allocator.pool.isEmpty && !allocator.exhausted { try refillPool() }
-        if let page = allocator.pool.popLast() { return page }
+        if allocator.prefersRuns || preferringRuns {
+            // A few entries at most are consumed looking for a run; the single pages they hold
+            // go back to the free tree as leftovers, which the next transaction takes first.
+            while allocator.poolRuns.isEmpty && !allocator.exhausted && allocator.entriesConsumedForRuns < 4 {
+                try refillPool()
+                allocator.entriesConsumedForRuns += 1
+            }
+            if let page = allocator.poolRuns.popLast() { return page }
+            if allocator.poolSingles.count > AllocatorState.singlesKeptBeforeExtending, let page = allocator.poolSingles.popLast() {
+                return page
+            }
+        } else {
+            if allocator.poolSingles.isEmpty && allocator.poolRuns.isEmpty && !allocator.exhausted { try refillPool() }
+            allocator.reusedCount += 1
+            // A small commit's other pages take the single pages; a large transaction takes
+            // the lowest free pages, as compaction and the file's tail want.
+            if allocator.reusedCount > AllocatorState.smallCommitPageCount,
+                let run = allocator.poolRuns.last, allocator.poolSingles.last.map({ run < $0 }) ?? true
+            {
+                return allocator.poolRuns.removeLast()
+            }
+            if let page = allocator.poolSingles.popLast() ?? allocator.poolRuns.popLast() { return page }
+        }
         defer { allocator.nextPage += 1 }
         return PageID(allocator.nextPage)
     }
@@ -75,17 +161,20 @@ extension WriteTransaction {
     /// Compaction: loads every reusable free-tree entry into the pool, so allocation hands out
     /// the lowest free pages of the whole file first.
     func loadEveryReusablePage() throws {
-        while !allocator.exhausted {
-            let before = allocator.pool
-            allocator.pool = []
-            try refillPool()
-            allocator.pool += before
-        }
-        allocator.pool.sort(by: >)
+        var pages = allocator.pool
+        while let entry = try consumeNextEntry() { pages += entry }
+        allocator.pool = pages.sorted(by: >)
     }
 
-    /// Loads the next reusable free-tree entry into the pool.
+    /// Adds the next reusable free-tree entry's pages to the pool.
     private func refillPool() throws {
+        guard let pages = try consumeNextEntry() else { return }
+        (allocator.poolSingles, allocator.poolRuns) = AllocatorState.split(allocator.pool + pages)
+    }
+
+    /// Consumes the next reusable free-tree entry: its pages, or nil (and `exhausted` set) when
+    /// there is none.
+    private func consumeNextEntry() throws -> [PageID]? {
         var found: ([UInt8], LeafValue)?
         let lower = allocator.consumed.last.map { KeyBound($0, inclusive: false) }
         try allocator.baseFreeTree.scan(KeyRange(lower: lower), reverse: false, reader: treeReader) { key, value in
@@ -94,7 +183,7 @@ extension WriteTransaction {
         }
         guard let (key, value) = found, FreeTree.release(of: key) <= allocator.horizon else {
             allocator.exhausted = true
-            return
+            return nil
         }
         let holder = allocator.baseFreeTree.page(of: key)
         let pages = try FreeTree.decode(value, page: holder)
@@ -103,7 +192,7 @@ extension WriteTransaction {
         }
         allocator.consumed.append(key)
         allocator.consumedPageCount += UInt64(pages.count)
-        allocator.pool = pages.sorted(by: >)
+        return pages
     }
 
     /// Rewrites the free tree so it records every consumed entry as gone, every unused pool page

@@ -134,6 +134,9 @@ extension WriteTransaction {
         guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
         }
+        // The commit's own pages go where the next commits' will: in runs (see `AllocatorState`).
+        // Compaction keeps taking the lowest pages, to empty the file's tail.
+        allocator.prefersRuns = history.relocationThreshold == nil
         let statePage = PageReference(page: try takeFreePage(), birth: transaction)
         releasePage(base.stateReference, owner: .system)
         // Snapshots first: retention and branch dropping never touch their roots.
