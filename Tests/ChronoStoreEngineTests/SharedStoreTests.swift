@@ -367,4 +367,45 @@ struct SharedStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["store.chrono"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == image)
     }
+
+    /// The typed API begins its transactions without a thread hop when the writer is free
+    /// (`beginWriteWithoutWaiting`). It must take nothing and return nil whenever it would have
+    /// waited: another transaction of this handle is open, or another handle (here a second name
+    /// of the file, whose lock file `flock` conflicts as another process's would) holds the
+    /// writer; and the waiting begin must still get the writer afterwards.
+    @Test func beginningWithoutWaitingTakesTheWriterOnlyWhenItIsFree() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-nowait")
+        let original = directory.file("store.chrono")
+        let hardLink = directory.file("other-name.chrono")
+        try Store.create(at: original).close()
+        try FileManager.default.linkItem(atPath: original, toPath: hardLink)
+        let first = try Store.open(at: original)
+        let second = try Store.open(at: hardLink)
+        defer {
+            try? first.close()
+            try? second.close()
+        }
+        // Free: it begins, and commits like any transaction.
+        let free = try #require(try first.beginWriteWithoutWaiting())
+        try free.put(bytes("a"), bytes("1"), in: "items")
+        // This handle's own writer is taken: no second transaction, nothing taken.
+        #expect(try first.beginWriteWithoutWaiting() == nil)
+        // Another name's writer would wait for this one's lock: nil as well.
+        #expect(try second.beginWriteWithoutWaiting() == nil)
+        try free.commit()
+        // Once committed (and synced: durable), the other handle begins without waiting.
+        let other = try #require(try second.beginWriteWithoutWaiting())
+        #expect(text(try other.value(forKey: bytes("a"), in: "items")) == "1")
+        try other.put(bytes("b"), bytes("2"), in: "items")
+        #expect(try first.beginWriteWithoutWaiting() == nil)
+        try other.commit()
+        // A refused attempt left nothing held: the waiting begin and a non-waiting one both work.
+        try first.write { try $0.put(bytes("c"), bytes("3"), in: "items") }
+        let last = try #require(try first.beginWriteWithoutWaiting())
+        #expect(try last.count(in: "items") == 3)
+        last.abort()
+        let (count, _) = try second.write { try $0.count(in: "items") }
+        #expect(count == 3)
+    }
+
 }

@@ -124,11 +124,10 @@ extension ChronoStore {
         return result
     }
 
-    /// Takes the engine's writer on the lane (it may wait for another process) and returns it
-    /// with the head it starts from.
+    /// Takes the engine's writer and returns it with the head it starts from: here when it is
+    /// free, else on the lane (it may wait for another process, or for this process's sync).
     private func beginWrite(label: String?) async throws -> (WriteTransaction, TransactionID) {
-        let handoff = try await lane.run { [engine] () throws -> LaneHandoff<(WriteTransaction, TransactionID)> in
-            let writer = try engine.beginWrite()
+        @Sendable func started(_ writer: WriteTransaction) throws -> LaneHandoff<(WriteTransaction, TransactionID)> {
             do {
                 writer.label = label
                 return LaneHandoff(value: (writer, try engine.snapshot.head.transaction))
@@ -137,20 +136,30 @@ extension ChronoStore {
                 throw error
             }
         }
+        if let writer = try engineCall({ try engine.beginWriteWithoutWaiting() }) {
+            return try engineCall { try started(writer) }.value
+        }
+        let handoff = try await lane.run { [engine] in try started(engine.beginWrite()) }
         return handoff.value
     }
 
     /// Commits `writer` and releases the writer gate (whatever happens); returns whether a new
     /// root was committed, once it is durable.
     ///
-    /// The commit is written on the lane; the wait for its sync runs beside the lane, after the
-    /// gate is released, so the next transaction is built and written meanwhile and several
-    /// durable commits share one sync (group commit).
+    /// A durable commit is written here (its pages go to the file's cache; nothing waits for
+    /// the disk) and the wait for its sync runs beside the lane, after the gate is released, so
+    /// the next transaction is built and written meanwhile and several durable commits share one
+    /// sync (group commit). A commit that syncs as it is written (deferred mode's checkpoints,
+    /// secure delete) is written on the lane.
     private func commit(_ writer: WriteTransaction) async throws -> Bool {
         let handoff = LaneHandoff(value: writer)
         let ticket: CommitTicket?
         do {
-            ticket = try await lane.run { try handoff.value.writeCommit() }
+            if writer.commitWaitsForNoSync {
+                ticket = try engineCall { try handoff.value.writeCommit() }
+            } else {
+                ticket = try await lane.run { try handoff.value.writeCommit() }
+            }
         } catch {
             writers.release()
             throw error

@@ -159,6 +159,15 @@ package final class CoordinationFile: @unchecked Sendable {
         }
     }
 
+    /// Takes the writer `flock` if nobody holds it; returns whether it did.
+    package func tryLockWriter() throws -> Bool {
+        guard isWritable else { return true }
+        if Platform.lockFile(descriptor, exclusive: true, wait: false) == 0 { return true }
+        let code = Platform.lastError
+        if code == Platform.wouldBlock { return false }
+        throw IOError(operation: "flock", path: path, code: code)
+    }
+
     package func unlockWriter() {
         guard isWritable else { return }
         _ = Platform.unlockFile(descriptor)

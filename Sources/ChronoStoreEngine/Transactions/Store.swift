@@ -156,9 +156,26 @@ package final class Store: @unchecked Sendable {
     /// Starts the write transaction, waiting for any other writer (thread or process) to finish.
     /// - Throws: ``StoreError/writesDisabledAfterSyncFailure(underlying:)`` after a failed sync.
     package func beginWrite() throws -> WriteTransaction {
+        // Waiting, it always gets the writer.
+        try beginWrite(waiting: true)!
+    }
+
+    /// Starts the write transaction if that needs no wait: no other writer (thread or process)
+    /// holds the writer and the file needs no format upgrade (two syncs). Returns nil otherwise,
+    /// having taken nothing; ``beginWrite()`` then waits.
+    ///
+    /// The typed API begins its transactions here on the caller's thread, and goes to its own
+    /// queue only when this says it would wait.
+    /// - Throws: as ``beginWrite()``.
+    package func beginWriteWithoutWaiting() throws -> WriteTransaction? {
+        try beginWrite(waiting: false)
+    }
+
+    private func beginWrite(waiting: Bool) throws -> WriteTransaction? {
         try checkOpen()
         if isReadOnly { throw StoreError.readOnlyStore(path: path) }
-        let tookFileWriter = try acquireWriter()
+        if !waiting && formatVersion < FilePreamble.currentFormatVersion { return nil }
+        guard let tookFileWriter = try acquireWriter(waiting: waiting) else { return nil }
         do {
             try checkOpen()
             // While this process keeps the file's writer lock for registered commits, no other
@@ -255,9 +272,14 @@ package final class Store: @unchecked Sendable {
     /// acknowledged but never seen.
     /// Registered commits that are not yet synced keep the file's locks for the process: then
     /// only the gate is taken (and the path checked), and this returns false.
-    @discardableResult
-    private func acquireWriter() throws -> Bool {
-        writerGate.acquire()
+    /// - Parameter waiting: false to take nothing and return nil when another writer holds any
+    ///   of them.
+    private func acquireWriter(waiting: Bool) throws -> Bool? {
+        if waiting {
+            writerGate.acquire()
+        } else if !writerGate.tryAcquire() {
+            return nil
+        }
         guard groupCommit.takeFileWriter() else {
             do { try checkStillNamed() } catch {
                 releaseWriter()
@@ -265,20 +287,49 @@ package final class Store: @unchecked Sendable {
             }
             return false
         }
-        do {
-            try fileLocks?.lockWriter()
-        } catch {
+        func giveUp() {
             groupCommit.fileWriterNotTaken()
             writerGate.release()
-            throw StoreError.io(error as? IOError ?? IOError(operation: "fcntl", path: path, code: 0))
         }
-        do {
-            try coordination?.lockWriter()
-        } catch {
-            fileLocks?.unlockWriter()
-            groupCommit.fileWriterNotTaken()
-            writerGate.release()
-            throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
+        if waiting {
+            do {
+                try fileLocks?.lockWriter()
+            } catch {
+                giveUp()
+                throw StoreError.io(error as? IOError ?? IOError(operation: "fcntl", path: path, code: 0))
+            }
+            do {
+                try coordination?.lockWriter()
+            } catch {
+                fileLocks?.unlockWriter()
+                giveUp()
+                throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
+            }
+        } else {
+            // The lock file's `flock` first: it belongs to this open file alone, so giving it up
+            // again cannot drop a lock another handle of this process holds, as unlocking a
+            // per-process `fcntl` lock (Apple platforms) would. Nothing here waits, so taking
+            // the two in the other order than above cannot deadlock.
+            do {
+                if let coordination, try !coordination.tryLockWriter() {
+                    giveUp()
+                    return nil
+                }
+            } catch {
+                giveUp()
+                throw StoreError.io(error as? IOError ?? IOError(operation: "flock", path: path, code: 0))
+            }
+            do {
+                if let fileLocks, try !fileLocks.tryLockWriter() {
+                    coordination?.unlockWriter()
+                    giveUp()
+                    return nil
+                }
+            } catch {
+                coordination?.unlockWriter()
+                giveUp()
+                throw StoreError.io(error as? IOError ?? IOError(operation: "fcntl", path: path, code: 0))
+            }
         }
         do {
             try checkStillNamed()
@@ -440,7 +491,7 @@ package final class Store: @unchecked Sendable {
     /// any newer commit of another process, so `body` never acts on a stale state.
     func withWriterHeld<Result>(_ body: () throws -> Result) throws -> Result {
         if isReadOnly { throw StoreError.readOnlyStore(path: path) }
-        try acquireWriter()
+        _ = try acquireWriter(waiting: true)
         defer { releaseWriter() }
         settleGroups()
         try refreshForWriter()

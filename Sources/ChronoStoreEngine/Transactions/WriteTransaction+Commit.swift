@@ -119,6 +119,13 @@ extension WriteTransaction {
         return CommitTicket(number: 0, head: head)
     }
 
+    /// Whether ``writeCommit()`` only writes (a durable commit joining a group, whose sync
+    /// ``Store/awaitDurable(_:)`` waits for, or a deferred-mode commit that is no checkpoint),
+    /// rather than also syncing as checkpoints and secure delete do.
+    package var commitWaitsForNoSync: Bool {
+        store.options.durability == .durable ? !base.state.secureDelete : !store.nextCommitSyncs
+    }
+
     private func rememberPruning() {
         if let published = publishedSnapshotRoots {
             store.pruningMemory.remember(snapshotCounts: published.counts, for: published.tree, leftBehind: rootsLeftBehind)
