@@ -24,7 +24,9 @@ extension BTree {
         root = result.reference
         if let overflow = result.overflow {
             // A root leaf has no neighbour: it splits.
-            result.split = try splitLeaf(overflow.leaf, insertedAt: overflow.insertedAt, editor: editor)
+            let split = try splitLeaf(overflow.leaf, at: result.reference, insertedAt: overflow.insertedAt, editor: editor)
+            result.reference = split.left
+            result.split = (split.separator, split.right)
         }
         if let split = result.split {
             let branch = BranchNode(keys: [split.separator], children: [result.reference, split.right])
@@ -174,13 +176,25 @@ extension BTree {
     /// Splits an over-full leaf of this transaction (entry `index` just inserted or replaced): its
     /// upper part moves to a new page.
     /// - Returns: the separator (the new page's first key) and the new page.
+    /// Splits this transaction's over-full `leaf` (on the page `reference`) in two.
+    ///
+    /// A split at the right edge (an append) leaves a full left leaf that later appends never
+    /// touch, and a right leaf they edit every commit; the right one keeps the leaf's page, which
+    /// the allocator placed with the pages the next commit replaces again, and the left one moves
+    /// to the new page (see `AllocatorState`). Other splits keep the left half on the page.
     private func splitLeaf(
-        _ leaf: LeafNode, insertedAt index: Int, editor: some TreeEditing
-    ) throws -> (separator: [UInt8], right: PageReference) {
-        let right = leaf.splitOff(from: Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize))
-        let page = try editor.allocatePage(owner: owner)
-        editor.setDirty(page, .leaf(right))
-        return (right.keys[0], PageReference(page: page, birth: editor.transaction))
+        _ leaf: LeafNode, at reference: PageReference, insertedAt index: Int, editor: some TreeEditing
+    ) throws -> (left: PageReference, separator: [UInt8], right: PageReference) {
+        let splitIndex = Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize)
+        let right = leaf.splitOff(from: splitIndex)
+        let page = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
+        if index == splitIndex {
+            editor.setDirty(page.page, .leaf(leaf))
+            editor.setDirty(reference.page, .leaf(right))
+            return (page, right.keys[0], reference)
+        }
+        editor.setDirty(page.page, .leaf(right))
+        return (reference, right.keys[0], page)
     }
 
     /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
@@ -196,7 +210,9 @@ extension BTree {
         if let overflow,
             try !balanceLeaf(overflow.leaf, insertedAt: overflow.insertedAt, in: branch, childIndex: childIndex, editor: editor)
         {
-            split = try splitLeaf(overflow.leaf, insertedAt: overflow.insertedAt, editor: editor)
+            let leafSplit = try splitLeaf(overflow.leaf, at: child, insertedAt: overflow.insertedAt, editor: editor)
+            branch.children[childIndex] = leafSplit.left
+            split = (leafSplit.separator, leafSplit.right)
         }
         if let split {
             branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
