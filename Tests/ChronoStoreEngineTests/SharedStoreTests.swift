@@ -95,14 +95,18 @@ struct SharedStoreTests {
         }
     }
 
-    @Test func twoHandlesThroughAHardLinkInOneProcessTakeTurnsAndSeeEachOther() throws {
-        let directory = try TemporaryDirectory(prefix: "chrono-names")
+    /// A new store opened through two names (a hard link): its path and the two handles.
+    private static func openThroughTwoNames(_ directory: TemporaryDirectory) throws -> (path: String, first: Store, second: Store) {
         let original = directory.file("store.chrono")
         let hardLink = directory.file("other-name.chrono")
         try Store.create(at: original).close()
         try FileManager.default.linkItem(atPath: original, toPath: hardLink)
-        let first = try Store.open(at: original)
-        let second = try Store.open(at: hardLink)
+        return (original, try Store.open(at: original), try Store.open(at: hardLink))
+    }
+
+    @Test func twoHandlesThroughAHardLinkInOneProcessTakeTurnsAndSeeEachOther() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-names")
+        let (original, first, second) = try Self.openThroughTwoNames(directory)
         for index in 0..<20 {
             for (name, store) in [("first", first), ("second", second)] {
                 try store.write { transaction in
@@ -375,12 +379,7 @@ struct SharedStoreTests {
     /// writer; and the waiting begin must still get the writer afterwards.
     @Test func beginningWithoutWaitingTakesTheWriterOnlyWhenItIsFree() throws {
         let directory = try TemporaryDirectory(prefix: "chrono-nowait")
-        let original = directory.file("store.chrono")
-        let hardLink = directory.file("other-name.chrono")
-        try Store.create(at: original).close()
-        try FileManager.default.linkItem(atPath: original, toPath: hardLink)
-        let first = try Store.open(at: original)
-        let second = try Store.open(at: hardLink)
+        let (_, first, second) = try Self.openThroughTwoNames(directory)
         defer {
             try? first.close()
             try? second.close()
