@@ -69,6 +69,38 @@ struct PageDeltaTests {
         #expect(Self.localChange(changed(0..<300, in: page), base: page) == nil, "a stretch beyond the limit")
     }
 
+    /// The word-at-a-time prefix and suffix comparisons the one-pass path starts with agree
+    /// with a byte-by-byte count wherever the first and last differences fall (inside a 32-byte
+    /// step, at its edges, in the 8-byte and single-byte tails, nowhere).
+    @Test func commonPrefixAndSuffixCountsMatchAByteByByteCount() throws {
+        let seed = SeededGenerator.seed()
+        print("PageDeltaTests prefix and suffix seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...300, using: &generator)
+            let left = generator.bytes(count)
+            var right = left
+            if count > 0 {
+                for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                    right[Int.random(in: 0..<count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                }
+            }
+            var prefix = 0
+            while prefix < count && left[prefix] == right[prefix] { prefix += 1 }
+            var suffix = 0
+            while suffix < count - prefix && left[count - 1 - suffix] == right[count - 1 - suffix] { suffix += 1 }
+            let (fastPrefix, fastSuffix) = left.withUnsafeBytes { l in
+                right.withUnsafeBytes { r -> (Int, Int) in
+                    guard let a = l.baseAddress, let b = r.baseAddress else { return (0, 0) }
+                    let found = PageDelta.commonPrefixByteCount(a, b, count: count)
+                    return (found, PageDelta.commonSuffixByteCount(a, b, total: count, count: count - found))
+                }
+            }
+            #expect(fastPrefix == prefix, "prefix of \(count) bytes")
+            #expect(fastSuffix == suffix, "suffix of \(count) bytes after a prefix of \(prefix)")
+        }
+    }
+
     static func localChange(_ target: [UInt8], base: [UInt8]) -> [UInt8]? {
         target.withUnsafeBytes { target in base.withUnsafeBytes { PageDelta.encodeLocalChange(target, base: $0) } }
     }

@@ -9,11 +9,15 @@
 //   durable STORE RECORDS COUNT        COUNT durable transactions of one put of a new key
 //   group   STORE RECORDS COUNT        8 threads, each COUNT durable transactions of one put (group commit)
 //   deletes STORE RECORDS              delete every other record in one durable transaction
+//   history STORE RECORDS COUNT        COUNT transactions of 10 updates to random loaded records
+//                                      (CHRONO_PROFILE_DEFERRED=1: deferred)
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
 // CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
-// CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB).
+// CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
+// CHRONO_PROFILE_RETAIN=N the retention `load` creates the store with (last N roots, 0 = limitless;
+// default 1).
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
 //   strip --strip-debug .build/release/chrono-profile
@@ -62,7 +66,9 @@ guard arguments.count >= 4, let recordCount = Int(arguments[3]) else {
 let (mode, path) = (arguments[1], arguments[2])
 let count = arguments.count > 4 ? Int(arguments[4]) ?? 0 : 0
 let cacheMiB = arguments.count > 5 ? Int(arguments[5]) ?? 64 : 64
-var options = StoreOptions(durability: .durable, cacheByteCount: cacheMiB << 20, retention: .lastRoots(1))
+let retained = ProcessInfo.processInfo.environment["CHRONO_PROFILE_RETAIN"].flatMap({ Int($0) }) ?? 1
+var options = StoreOptions(
+    durability: .durable, cacheByteCount: cacheMiB << 20, retention: retained == 0 ? .limitless : .lastRoots(retained))
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_CHECKPOINT_MIB"].flatMap({ Int($0) }) {
@@ -146,6 +152,22 @@ case "group":
     }
     done.wait()
     report(mode, start, threads * count)
+    try store.close()
+case "history":
+    // The history workload of chrono-bench: 10 updates of loaded records a transaction.
+    if ProcessInfo.processInfo.environment["CHRONO_PROFILE_DEFERRED"] == "1" { options.durability = .deferred }
+    let store = try Store.open(at: path, options: options)
+    var picker = SplitMix64(state: 7)
+    let start = seconds()
+    for transaction in 0..<count {
+        try store.write { writer in
+            for offset in 0..<10 {
+                let index = Int(picker.next() % UInt64(recordCount))
+                try writer.put(key(index), value(transaction * 10 + offset), in: collection)
+            }
+        }
+    }
+    report(mode, start, count)
     try store.close()
 case "deletes":
     let store = try Store.open(at: path, options: options)

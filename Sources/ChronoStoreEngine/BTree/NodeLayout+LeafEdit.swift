@@ -83,15 +83,19 @@ extension NodeLayout {
     /// order with no gaps (as every leaf this engine writes), where the last one ends. One pass;
     /// a page laid out otherwise (crafted, or from another writer) is edited entry by entry.
     static func leafLayout(_ view: LeafView) -> (byteCount: Int, canonicalEnd: Int?) {
+        // One read of the page's bytes for the whole pass: every committed leaf an edit copies
+        // comes through here, so it reads each entry's offset and header once.
+        let bytes = view.page.readOnly
         let count = view.count
         var total = leafBaseByteCount
         var cursor = leafOffsetsStart + 2 * count
         var canonical = true
         for entry in 0..<count {
-            let length = view.entryByteCount(entry)
+            let offset = Int(bytes.loadLittleEndian(at: leafOffsetsStart + 2 * entry, as: UInt16.self))
+            let length = LeafView.entryByteCount(at: offset, in: bytes)
             total += length
             if canonical {
-                canonical = view.entryOffset(entry) == cursor
+                canonical = offset == cursor
                 cursor += length - 2
             }
         }
@@ -251,8 +255,12 @@ extension LeafView {
     /// What entry `index` costs in the page: its offset slot, header, key and value (as
     /// `NodeLayout.leafEntryByteCount` counts it).
     func entryByteCount(_ index: Int) -> Int {
-        let bytes = page.readOnly
-        let offset = entryOffset(index)
+        Self.entryByteCount(at: entryOffset(index), in: page.readOnly)
+    }
+
+    /// ``entryByteCount(_:)`` of the entry stored at `offset` of the leaf page `bytes`.
+    @inline(__always)
+    static func entryByteCount(at offset: Int, in bytes: UnsafeRawBufferPointer) -> Int {
         let keyCount = Int(bytes.loadLittleEndian(at: offset, as: UInt16.self))
         let field: UInt32 = bytes.loadLittleEndian(at: offset + 2)
         let valueCount = field & NodeLayout.overflowFlag != 0 ? OverflowReference.byteCount : Int(field)

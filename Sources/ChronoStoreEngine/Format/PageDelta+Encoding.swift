@@ -40,20 +40,8 @@ extension PageDelta {
     static func encodeLocalChange(_ target: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer) -> [UInt8]? {
         let count = target.count
         guard count == base.count, count > 0, let targetStart = target.baseAddress, let baseStart = base.baseAddress else { return nil }
-        var prefix = 0
-        while count - prefix >= 8,
-            targetStart.loadUnaligned(fromByteOffset: prefix, as: UInt64.self) == baseStart.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
-        {
-            prefix += 8
-        }
-        while prefix < count && target[prefix] == base[prefix] { prefix += 1 }
-        var end = count
-        while end - prefix >= 8,
-            targetStart.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == baseStart.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)
-        {
-            end -= 8
-        }
-        while end > prefix && target[end - 1] == base[end - 1] { end -= 1 }
+        let prefix = commonPrefixByteCount(targetStart, baseStart, count: count)
+        let end = count - commonSuffixByteCount(targetStart, baseStart, total: count, count: count - prefix)
         guard end - prefix <= localChangeByteLimit else { return nil }
         var run = 0
         for index in prefix..<end {
@@ -78,6 +66,57 @@ extension PageDelta {
             writer.varint(DeltaWriter.zigzag(0))
         }
         return writer.bytes
+    }
+
+    /// How many leading bytes of two `count`-byte buffers are equal. Compares 32 bytes a step
+    /// (four 8-byte words folded into one test), then 8, then single bytes: a 4 KiB page costs
+    /// about 130 steps instead of 512.
+    static func commonPrefixByteCount(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, count: Int) -> Int {
+        var index = 0
+        while count - index >= 32 {
+            let difference =
+                (left.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self))
+            if difference != 0 { break }
+            index += 32
+        }
+        while count - index >= 8,
+            left.loadUnaligned(fromByteOffset: index, as: UInt64.self) == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        {
+            index += 8
+        }
+        while index < count && left.load(fromByteOffset: index, as: UInt8.self) == right.load(fromByteOffset: index, as: UInt8.self) {
+            index += 1
+        }
+        return index
+    }
+
+    /// How many trailing bytes of two buffers are equal, looking at most `count` bytes back
+    /// from `total`, the buffers' length. Same steps as ``commonPrefixByteCount(_:_:count:)``.
+    static func commonSuffixByteCount(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, total: Int, count: Int) -> Int {
+        var end = total
+        let floor = total - count
+        while end - floor >= 32 {
+            let start = end - 32
+            let difference =
+                (left.loadUnaligned(fromByteOffset: start, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: start + 16, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 16, as: UInt64.self))
+                | (left.loadUnaligned(fromByteOffset: start + 24, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 24, as: UInt64.self))
+            if difference != 0 { break }
+            end = start
+        }
+        while end - floor >= 8,
+            left.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == right.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)
+        {
+            end -= 8
+        }
+        while end > floor && left.load(fromByteOffset: end - 1, as: UInt8.self) == right.load(fromByteOffset: end - 1, as: UInt8.self) {
+            end -= 1
+        }
+        return total - end
     }
 
     /// The longest stretch ``encodeLocalChange(_:base:)`` writes as one literal.

@@ -98,21 +98,24 @@ struct JournaledTree {
         _ body: (UnsafeRawBufferPointer, LeafValue) throws -> Bool
     ) throws -> Bool {
         if journal.isEmpty { return try base.scan(range, reverse: reverse, reader: reader, body) }
-        var records = journal.records.filter { record in record.key.withUnsafeBytes { range.admits($0) } }
-        if reverse { records.reverse() }
-        var next = 0
+        // The records in `range`, found by binary search (they are sorted by key): positions
+        // `first..<end` of the journal, taken from the low end, or from the high end when `reverse`.
+        let records = journal.records
+        let (first, end) = Self.bounds(of: range, in: records)
+        var taken = 0
+        func record(_ offset: Int) -> TreeJournal.Record { records[reverse ? end - 1 - offset : first + offset] }
         var stopped = false
         /// Hands `body` the journaled records that come before `key` in scan order (all of them
         /// when `key` is nil); false when `body` stopped.
         func emitRecords(before key: UnsafeRawBufferPointer?) throws -> Bool {
-            while next < records.count {
+            while taken < end - first {
+                let next = record(taken)
                 if let key {
-                    let order = records[next].key.withUnsafeBytes { KeyOrder.compare($0, key) }
+                    let order = next.key.withUnsafeBytes { KeyOrder.compare($0, key) }
                     if reverse ? order <= 0 : order >= 0 { return true }
                 }
-                let record = records[next]
-                next += 1
-                if let value = record.value, try !record.key.withUnsafeBytes({ try body($0, .inline(value)) }) { return false }
+                taken += 1
+                if let value = next.value, try !next.key.withUnsafeBytes({ try body($0, .inline(value)) }) { return false }
             }
             return true
         }
@@ -121,9 +124,9 @@ struct JournaledTree {
                 stopped = true
                 return false
             }
-            if next < records.count, records[next].key.withUnsafeBytes({ KeyOrder.compare($0, key) }) == 0 {
-                let record = records[next]
-                next += 1
+            if taken < end - first, record(taken).key.withUnsafeBytes({ KeyOrder.compare($0, key) }) == 0 {
+                let record = record(taken)
+                taken += 1
                 guard let replacement = record.value else { return true }
                 if try !body(key, .inline(replacement)) { stopped = true }
                 return !stopped
@@ -133,6 +136,27 @@ struct JournaledTree {
         }
         if stopped { return false }
         return try emitRecords(before: nil)
+    }
+
+    /// The positions `first..<end` of the sorted `records` whose keys `range` admits. O(log n).
+    private static func bounds(of range: KeyRange, in records: [TreeJournal.Record]) -> (first: Int, end: Int) {
+        var first = 0
+        if let lower = range.lower {
+            // The first record above the bound, or at it when it is inclusive.
+            first = KeyOrder.search(count: records.count) { index in
+                let order = KeyOrder.compare(records[index].key, lower.key)
+                return order == 0 && !lower.isInclusive ? -1 : order
+            }.index
+        }
+        var end = records.count
+        if let upper = range.upper {
+            // The first record above the bound, or at it when it is exclusive.
+            end = KeyOrder.search(count: records.count) { index in
+                let order = KeyOrder.compare(records[index].key, upper.key)
+                return order == 0 && upper.isInclusive ? -1 : order
+            }.index
+        }
+        return (first, max(first, end))
     }
 
     /// Applies the journal to the pages (copying the leaves it touches) and empties it.

@@ -188,7 +188,11 @@ package final class PageFile: @unchecked Sendable {
 
     /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.
     package func write(_ pages: [PageBuffer]) throws {
-        let sorted = pages.sorted { $0.pageID < $1.pageID }
+        // Sorted by page number read once per page: a comparison that reads each page's header
+        // through the class costs retains and loads per step, a fifth of a small commit's sort.
+        let sorted = pages.indices.map { (page: pages[$0].pageID.rawValue, index: $0) }
+            .sorted { $0.page < $1.page }
+            .map { pages[$0.index] }
         var runStart = 0
         while runStart < sorted.count {
             var runEnd = runStart + 1

@@ -68,17 +68,24 @@ struct AllocatorState {
     /// freed together, they come back as a run for a later commit. Other pages (a deep leaf and
     /// its branches) take the single pages.
     static func split(_ pages: [PageID]) -> (singles: [PageID], runs: [PageID]) {
-        let sorted = pages.sorted()
+        // Highest first, so each stretch of neighbours is appended in hand-out order as found.
+        let sorted = pages.sorted(by: >)
         var singles: [PageID] = []
-        var runs: [ArraySlice<PageID>] = []
+        var runs: [PageID] = []
+        singles.reserveCapacity(sorted.count)
+        runs.reserveCapacity(sorted.count)
         var start = 0
         while start < sorted.count {
             var end = start + 1
-            while end < sorted.count && sorted[end].rawValue == sorted[end - 1].rawValue + 1 { end += 1 }
-            if end - start >= minimumRunLength { runs.append(sorted[start..<end]) } else { singles += sorted[start..<end] }
+            while end < sorted.count && sorted[end].rawValue &+ 1 == sorted[end - 1].rawValue { end += 1 }
+            if end - start >= minimumRunLength {
+                for index in start..<end { runs.append(sorted[index]) }
+            } else {
+                for index in start..<end { singles.append(sorted[index]) }
+            }
             start = end
         }
-        return (singles.reversed(), runs.flatMap { $0 }.reversed())
+        return (singles, runs)
     }
 
     static let minimumRunLength = 3
