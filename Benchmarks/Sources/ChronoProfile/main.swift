@@ -16,7 +16,7 @@
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
 // CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
 // CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
-// CHRONO_PROFILE_RETAIN=N the retention `load` creates the store with (last N roots, 0 = limitless;
+// CHRONO_PROFILE_PACKING=off keeps history as whole pages; CHRONO_PROFILE_RETAIN=N the retention `load` creates the store with (last N roots, 0 = limitless;
 // default 1).
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
@@ -70,6 +70,7 @@ let retained = ProcessInfo.processInfo.environment["CHRONO_PROFILE_RETAIN"].flat
 var options = StoreOptions(
     durability: .durable, cacheByteCount: cacheMiB << 20, retention: retained == 0 ? .limitless : .lastRoots(retained))
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
+if ProcessInfo.processInfo.environment["CHRONO_PROFILE_PACKING"] == "off" { options.packing = .disabled }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_CHECKPOINT_MIB"].flatMap({ Int($0) }) {
     options.checkpointByteLimit = limit << 20
