@@ -73,15 +73,7 @@ extension PageDelta {
     /// about 130 steps instead of 512.
     static func commonPrefixByteCount(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, count: Int) -> Int {
         var index = 0
-        while count - index >= 32 {
-            let difference =
-                (left.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self))
-            if difference != 0 { break }
-            index += 32
-        }
+        while count - index >= 32, !differ32(left, right, at: index) { index += 32 }
         while count - index >= 8,
             left.loadUnaligned(fromByteOffset: index, as: UInt64.self) == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
         {
@@ -98,16 +90,7 @@ extension PageDelta {
     static func commonSuffixByteCount(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, total: Int, count: Int) -> Int {
         var end = total
         let floor = total - count
-        while end - floor >= 32 {
-            let start = end - 32
-            let difference =
-                (left.loadUnaligned(fromByteOffset: start, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: start + 16, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 16, as: UInt64.self))
-                | (left.loadUnaligned(fromByteOffset: start + 24, as: UInt64.self) ^ right.loadUnaligned(fromByteOffset: start + 24, as: UInt64.self))
-            if difference != 0 { break }
-            end = start
-        }
+        while end - floor >= 32, !differ32(left, right, at: end - 32) { end -= 32 }
         while end - floor >= 8,
             left.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == right.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self)
         {
@@ -117,6 +100,17 @@ extension PageDelta {
             end -= 1
         }
         return total - end
+    }
+
+    /// Whether the 32 bytes at `offset` differ: four 8-byte words folded into one test.
+    @inline(__always)
+    private static func differ32(_ left: UnsafeRawPointer, _ right: UnsafeRawPointer, at offset: Int) -> Bool {
+        // Written out: a loop over the four words compiled to 2.5 times the instructions.
+        func word(_ index: Int) -> UInt64 {
+            left.loadUnaligned(fromByteOffset: offset + index, as: UInt64.self)
+                ^ right.loadUnaligned(fromByteOffset: offset + index, as: UInt64.self)
+        }
+        return word(0) | word(8) | word(16) | word(24) != 0
     }
 
     /// The longest stretch ``encodeLocalChange(_:base:)`` writes as one literal.
