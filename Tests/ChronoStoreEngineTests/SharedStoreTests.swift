@@ -389,15 +389,19 @@ struct SharedStoreTests {
         try free.put(bytes("a"), bytes("1"), in: "items")
         // This handle's own writer is taken: no second transaction, nothing taken.
         #expect(try first.beginWriteWithoutWaiting() == nil)
-        // Another name's writer would wait for this one's lock: nil as well.
+        // Another name's writer would wait for this one's lock on the data file (each name has
+        // a lock file of its own, so their flocks never meet): nil as well.
         #expect(try second.beginWriteWithoutWaiting() == nil)
         try free.commit()
-        // Once committed (and synced: durable), the other handle begins without waiting.
+        // Committed and synced, but the other name's lock file cannot say so: the writer taking
+        // over syncs first, which a begin that must not wait leaves to one that may.
+        #expect(try second.beginWriteWithoutWaiting() == nil)
+        try second.write { try $0.put(bytes("b"), bytes("2"), in: "items") }
+        // After its own durable commit, the other handle begins without waiting.
         let other = try #require(try second.beginWriteWithoutWaiting())
         #expect(text(try other.value(forKey: bytes("a"), in: "items")) == "1")
-        try other.put(bytes("b"), bytes("2"), in: "items")
         #expect(try first.beginWriteWithoutWaiting() == nil)
-        try other.commit()
+        other.abort()
         // A refused attempt left nothing held: the waiting begin and a non-waiting one both work.
         try first.write { try $0.put(bytes("c"), bytes("3"), in: "items") }
         let last = try #require(try first.beginWriteWithoutWaiting())
@@ -405,6 +409,30 @@ struct SharedStoreTests {
         last.abort()
         let (count, _) = try second.write { try $0.count(in: "items") }
         #expect(count == 3)
+    }
+
+    /// A begin that must not wait must not sync either: when another handle left its commit
+    /// unsynced (deferred mode), the writer that takes over syncs it first, and that sync belongs
+    /// on a thread that may wait. The non-waiting begin gives everything back instead; the
+    /// waiting one syncs and begins, and after it the non-waiting one begins again.
+    @Test func beginningWithoutWaitingNeverSyncsAnotherHandlesCommit() throws {
+        let directory = try TemporaryDirectory(prefix: "chrono-nowait-sync")
+        let path = directory.file("store.chrono")
+        try Store.create(at: path).close()
+        let deferred = try Store.open(at: path, options: StoreOptions(durability: .deferred))
+        let durable = try Store.open(at: path)
+        defer {
+            try? deferred.close()
+            try? durable.close()
+        }
+        try deferred.write { try $0.put(bytes("a"), bytes("1"), in: "items") }
+        #expect(try durable.beginWriteWithoutWaiting() == nil)
+        // Nothing was kept: the waiting begin takes the writer, syncs the deferred commit and reads it.
+        let (seen, _) = try durable.write { try $0.value(forKey: bytes("a"), in: "items") }
+        #expect(text(try #require(seen)) == "1")
+        let next = try #require(try durable.beginWriteWithoutWaiting())
+        #expect(try next.count(in: "items") == 1)
+        next.abort()
     }
 
 }

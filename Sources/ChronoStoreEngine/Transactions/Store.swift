@@ -180,7 +180,13 @@ package final class Store: @unchecked Sendable {
             try checkOpen()
             // While this process keeps the file's writer lock for registered commits, no other
             // process can have written; the header then holds this process's own pending slot.
-            if tookFileWriter { try refreshForWriter() }
+            // Without waiting, a refresh that would have to sync first (another process left
+            // its commit unsynced, or died in its sync) gives everything back: the caller then
+            // begins on a thread that may wait.
+            if tookFileWriter, try !refreshForWriter(allowingSync: waiting) {
+                releaseWriter()
+                return nil
+            }
             try upgradeFormatIfNeeded()
             let (snapshot, horizon, pinned, id, epoch) = try lock.withLock {
                 () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID, UInt64) in
@@ -494,7 +500,7 @@ package final class Store: @unchecked Sendable {
         _ = try acquireWriter(waiting: true)
         defer { releaseWriter() }
         settleGroups()
-        try refreshForWriter()
+        _ = try refreshForWriter(allowingSync: true)
         return try body()
     }
 
@@ -564,7 +570,7 @@ package final class Store: @unchecked Sendable {
         guard fileLocks != nil else { return }
         if lock.withLock({ replaced }) { throw StoreError.storeReplaced(path: path) }
         guard let coordination else {
-            try refreshFromHeader()
+            _ = try refreshFromHeader()
             return
         }
         let counter = coordination.changeCounter
@@ -575,7 +581,7 @@ package final class Store: @unchecked Sendable {
             lock.withLock { replaced = true }
             throw StoreError.storeReplaced(path: path)
         }
-        try refreshFromHeader()
+        _ = try refreshFromHeader()
         lock.withLock { seenChangeCounter = counter }
     }
 
@@ -594,17 +600,22 @@ package final class Store: @unchecked Sendable {
     /// time: a process that reached the store by another name bumps another lock file's counter),
     /// and sync once if it came from a process that left it unsynced, so the slot rule (write
     /// the slot not holding it) is safe.
-    private func refreshForWriter() throws {
-        guard fileLocks != nil else { return }
+    /// - Parameter allowingSync: false to stop, returning false, where a sync (or recovery of
+    ///   an abandoned commit) would come next; what was adopted so far stays adopted.
+    /// - Returns: whether the refresh is complete.
+    private func refreshForWriter(allowingSync: Bool) throws -> Bool {
+        guard fileLocks != nil else { return true }
         if let coordination { noticeSyncFailureElsewhere(coordination) }
         if let failure = lock.withLock({ failure }) { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
         let counter = coordination?.changeCounter ?? 0
-        try refreshFromHeader(holdingWriter: true)
+        guard try refreshFromHeader(holdingWriter: true, mayRecover: allowingSync) else { return false }
         lock.withLock { seenChangeCounter = counter }
         if lock.withLock({ slots.newestMayBeUnsynced }) {
+            guard allowingSync else { return false }
             lock.withLock { slots.syncedTransaction = TransactionID.none }
             try makePublishedDurable()
         }
+        return true
     }
 
     /// Adopts what other processes wrote to the header: a newer state, or only newer slot
@@ -613,19 +624,24 @@ package final class Store: @unchecked Sendable {
     /// A slot whose sync is pending is skipped: its commit is not acknowledged yet and may fail.
     /// With the writer held, a pending newest slot can only be left by a writer that died or
     /// whose sync failed: recovery checks that state, writes its pages again and syncs.
-    private func refreshFromHeader(holdingWriter: Bool = false) throws {
+    /// - Parameter mayRecover: false to return false instead of recovering an abandoned commit
+    ///   (recovery syncs).
+    /// - Returns: false only when recovery was needed and not allowed.
+    @discardableResult
+    private func refreshFromHeader(holdingWriter: Bool = false, mayRecover: Bool = true) throws -> Bool {
         var header = try Recovery.readHeaderSlots(pageFile)
         let synced = syncedSequence
         if let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }), !newest.slot.isSynced(upTo: synced) {
             if holdingWriter && newest.slot.sequence > lock.withLock({ slots.highestSequence }) {
+                guard mayRecover else { return false }
                 try recoverAbandonedCommit()
-                return
+                return true
             }
             header = Recovery.withoutUnfinishedNewest(header, syncedSequence: synced)
         }
-        guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return }
+        guard let newest = header.max(by: { $0.slot.sequence < $1.slot.sequence }) else { return true }
         let (current, highest) = lock.withLock { (published, slots.highestSequence) }
-        guard newest.slot.sequence > highest else { return }
+        guard newest.slot.sequence > highest else { return true }
         var snapshot = current
         if newest.slot.state.birth > current.transaction {
             let reader = SnapshotReader(pageFile: pageFile, pageCount: UInt64.max)
@@ -636,11 +652,10 @@ package final class Store: @unchecked Sendable {
                 // then a newer slot exists: read the header again.
                 let newestNow = try Recovery.readHeaderSlots(pageFile).map(\.slot.sequence).max() ?? 0
                 guard newestNow > newest.slot.sequence else { throw error }
-                try refreshFromHeader()
-                return
+                return try refreshFromHeader()
             }
         } else if newest.slot.state != current.stateReference {
-            return  // a torn or older view; the next change will be noticed again
+            return true  // a torn or older view; the next change will be noticed again
         }
         // Another process may have cut the file (compaction): ask for its size again.
         pageFile.forgetByteCount()
@@ -649,6 +664,7 @@ package final class Store: @unchecked Sendable {
             if snapshot.transaction > published.transaction { published = snapshot }
             slots.adopt(header, snapshot: published, syncedSequence: synced)
         }
+        return true
     }
 
     /// With the writer held, the newest slot is still "sync pending": its writer died before
