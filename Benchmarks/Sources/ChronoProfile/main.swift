@@ -16,8 +16,8 @@
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
 // CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
 // CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
-// CHRONO_PROFILE_PACKING=off keeps history as whole pages; CHRONO_PROFILE_RETAIN=N the retention `load` creates the store with (last N roots, 0 = limitless;
-// default 1).
+// CHRONO_PROFILE_PACKING=off keeps history as whole pages; CHRONO_PROFILE_RETAIN=N the retention
+// `load` creates the store with (last N roots, 0 = limitless; default 1).
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
 //   strip --strip-debug .build/release/chrono-profile

@@ -570,7 +570,7 @@ package final class Store: @unchecked Sendable {
         guard fileLocks != nil else { return }
         if lock.withLock({ replaced }) { throw StoreError.storeReplaced(path: path) }
         guard let coordination else {
-            _ = try refreshFromHeader()
+            try refreshFromHeader()
             return
         }
         let counter = coordination.changeCounter
@@ -581,7 +581,7 @@ package final class Store: @unchecked Sendable {
             lock.withLock { replaced = true }
             throw StoreError.storeReplaced(path: path)
         }
-        _ = try refreshFromHeader()
+        try refreshFromHeader()
         lock.withLock { seenChangeCounter = counter }
     }
 
