@@ -59,7 +59,7 @@ struct CreateAndInfoTests {
         try workspace.put("notes", "b", "2")
         let head = try workspace.put("tags", "x", "true")
         let info = try workspace.expectSuccess(["info", workspace.store, "--json"]).object()
-        #expect(info["formatVersion"] as? Int == 4)
+        #expect(info["formatVersion"] as? Int == 5)
         #expect(info["packedBytes"] as? Int == 0)
         #expect((info["hotBytes"] as? Int ?? 0) > 0)
         #expect(info["pageSize"] as? Int == 4096)
@@ -74,7 +74,7 @@ struct CreateAndInfoTests {
         #expect(collections.map { $0["name"] as? String } == ["notes", "tags"])
         #expect(collections.map { $0["count"] as? Int } == [2, 1])
         let text = try workspace.expectSuccess(["info", workspace.store]).stdout
-        #expect(text.contains("format version   4"))
+        #expect(text.contains("format version   5"))
         #expect(text.contains("packed bytes     0 (0 old page versions in 0 pack pages)"))
         #expect(text.contains("head             root \(head)"))
     }

@@ -138,7 +138,7 @@ struct BadOpenInputTests {
             raw.storeLittleEndian(checksum, at: FilePreamble.checksumOffset)
         }
         try RawFile.write(fixture.path, image)
-        try BadInputFixture.expectRejected(fixture.path, with: .unsupportedFormatVersion(found: 99, supported: 4)) {
+        try BadInputFixture.expectRejected(fixture.path, with: .unsupportedFormatVersion(found: 99, supported: 5)) {
             _ = try Store.open(at: fixture.path)
         }
     }

@@ -165,11 +165,11 @@ extension FileFormatSpecTests {
         try store.write(label: "after the upgrade") { try $0.put(bytes("k"), bytes("v"), in: "c") }
         try store.close()
         let upgraded = try SpecReader(path: path)
-        #expect(upgraded.formatVersion == 4 && upgraded.preambleOffset == 0)
+        #expect(upgraded.formatVersion == 5 && upgraded.preambleOffset == 0)
         #expect(try RawFile.bytes(path)[0..<64] == RawFile.bytes(path)[1536..<1600], "the copy is the preamble")
         try RawFile.flipByte(in: path, at: 20)
         let torn = try SpecReader(path: path)
-        #expect(torn.formatVersion == 4 && torn.preambleOffset == 1536 && torn.pageSize == 4096)
+        #expect(torn.formatVersion == 5 && torn.preambleOffset == 1536 && torn.pageSize == 4096)
         try Self.expectAgreement(path, pageSize: 4096)
     }
 
@@ -178,7 +178,7 @@ extension FileFormatSpecTests {
         let path = directory.file("fresh.chrono")
         try Store.create(at: path).close()
         let spec = try SpecReader(path: path)
-        #expect(spec.formatVersion == 4 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
+        #expect(spec.formatVersion == 5 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
         #expect(spec.state.flags == 4 && spec.pageKeysBirthFirst)
         #expect(spec.state.packedPages == 0 && spec.state.packedBytes == 0 && spec.state.packPages == 0)
         #expect(try RawFile.bytes(path)[1536..<1600].allSatisfy { $0 == 0 })

@@ -6,7 +6,8 @@ import Testing
 
 /// Fixtures/format-v1: written once by a version 1 library (`FormatFixture.write()` at that time);
 /// Fixtures/format-v2: written by `CHRONO_WRITE_FIXTURES=2 swift test --filter FormatCompatibility`
-/// with a version 2 library; Fixtures/format-v3 the same way with `CHRONO_WRITE_FIXTURES=3`.
+/// with a version 2 library; Fixtures/format-v3, -v4 and -v5 the same way with
+/// `CHRONO_WRITE_FIXTURES=3` (4, 5) and that version's library (version 5's with secure delete).
 enum FormatFixture {
     static var directory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -75,6 +76,8 @@ enum FormatFixtureV2 {
         try? FileManager.default.removeItem(atPath: store)
         var options = StoreOptions(retention: .limitless)
         options.packing = packing
+        // What version 5 adds is packing under secure delete, with named pack entries.
+        options.secureDelete = FilePreamble.currentFormatVersion >= 5
         let created = try Store.create(at: store, options: options)
         try created.write(label: "Add notes") { transaction in
             try transaction.put(bytes("note-1"), bytes(FormatFixture.notes["note-1"]!), in: "notes")
@@ -117,9 +120,9 @@ struct FormatCompatibilityTests {
         #expect(report.isSound && report.leakedPageCount == 0)
         // And it takes new commits: the first write upgrades the file to version 2 in place.
         try store.write { try $0.put(bytes("note-4"), bytes("{}"), in: "notes") }
-        #expect(store.formatVersion == 4)
+        #expect(store.formatVersion == 5)
         let preamble = try RawFile.bytes(directory.file("v1.chrono"))
-        #expect(preamble[8] == 4 && preamble[FilePreamble.copyOffset + 8] == 4)
+        #expect(preamble[8] == 5 && preamble[FilePreamble.copyOffset + 8] == 5)
         #expect(try store.history(allBranches: true).map { $0.label ?? "" }.dropFirst() == labels[...])
     }
 
@@ -136,7 +139,7 @@ struct FormatCompatibilityTests {
         try RawFile.write(path, image)
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
-        #expect(reopened.formatVersion == 4)
+        #expect(reopened.formatVersion == 5)
         #expect(text(try reopened.read { try $0.value(forKey: bytes("note-4"), in: "notes") }) == "{}")
         // A crash before the second write leaves version 1 at offset 0 and the copy unused.
         var untouched = try RawFile.bytes(FormatFixture.store)
@@ -148,7 +151,7 @@ struct FormatCompatibilityTests {
         #expect(half.formatVersion == 1)
     }
 
-    @Test(arguments: [2, 3, 4]) func packedFixtureOpensAndReadsPackedHistoryAsWritten(version: Int) throws {
+    @Test(arguments: [2, 3, 4, 5]) func packedFixtureOpensAndReadsPackedHistoryAsWritten(version: Int) throws {
         if Environment.value("CHRONO_WRITE_FIXTURES") == "\(version)", version == FilePreamble.currentFormatVersion {
             try FormatFixtureV2.write()
         }
@@ -163,6 +166,9 @@ struct FormatCompatibilityTests {
         #expect(try store.snapshot.state.packs.packedPages > 0)
         let keyOrder: PackIndex.KeyOrder = version == 2 ? .pageFirst : .birthFirst
         #expect(try store.snapshot.state.packs.keyOrder == keyOrder)
+        // Version 5's fixture has secure delete, so its pack entries name their pages.
+        #expect(try store.snapshot.state.packs.namesEntries == (version >= 5))
+        #expect(try store.snapshot.state.secureDelete == (version >= 5))
         let items = try store.history()
         #expect(items.count == 42)
         for item in items where item.label?.hasPrefix("Edit ") == true {
@@ -184,9 +190,10 @@ struct FormatCompatibilityTests {
                 try transaction.put(bytes("draft"), bytes(FormatFixtureV2.edit(index)), in: "notes")
             }
         }
-        #expect(store.formatVersion == 4)
+        #expect(store.formatVersion == FilePreamble.currentFormatVersion)
         let state = try store.snapshot.state
         #expect(state.packs.keyOrder == keyOrder && state.packs.packedPages > 0)
+        #expect(state.packs.namesEntries == (version >= 5))
         for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
             let reader = try store.beginRead(at: .root(item.id))
             defer { reader.close() }

@@ -165,10 +165,10 @@ struct FileHeaderTests {
 
     @Test func preambleWithAValidChecksumButBadFieldsIsRejectedByName() {
         let bytes = encoded(preamble)
-        #expect(throws: StoreError.unsupportedFormatVersion(found: 5, supported: 4)) {
-            try decode(resealed(bytes, 5, at: FilePreamble.versionOffset))
+        #expect(throws: StoreError.unsupportedFormatVersion(found: 6, supported: 5)) {
+            try decode(resealed(bytes, 6, at: FilePreamble.versionOffset))
         }
-        #expect(throws: StoreError.unsupportedFormatVersion(found: 0, supported: 4)) {
+        #expect(throws: StoreError.unsupportedFormatVersion(found: 0, supported: 5)) {
             try decode(resealed(bytes, 0, at: FilePreamble.versionOffset))
         }
         #expect(throws: StoreError.invalidPageSize(4097)) {

@@ -74,7 +74,7 @@ struct PackIndexKeyOrderTests {
             try store.write(label: "step \(step)") { try $0.put(bytes("key \(step % 4)"), bytes("value \(step)"), in: "items") }
         }
         let packs = try store.snapshot.state.packs
-        #expect(store.formatVersion == 4 && packs.keyOrder == .birthFirst && packs.packedPages > 0)
+        #expect(store.formatVersion == 5 && packs.keyOrder == .birthFirst && packs.packedPages > 0)
         // The index's page keys name packed pages by (birth, page).
         let reader = try store.beginRead()
         var named = 0
@@ -124,7 +124,7 @@ struct PackIndexKeyOrderTests {
         reader.close()
         try other.close()
         try Self.edit(store, 60..<61)
-        #expect(store.formatVersion == 4)
+        #expect(store.formatVersion == 5)
         try store.close()
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
@@ -137,7 +137,7 @@ struct PackIndexKeyOrderTests {
         let store = try Store.open(at: path, options: options)
         try Self.edit(store, 40..<41)
         let before = try store.snapshot.state.packs
-        #expect(store.formatVersion == 4 && before.keyOrder == .pageFirst && before.packedPages > 0)
+        #expect(store.formatVersion == 5 && before.keyOrder == .pageFirst && before.packedPages > 0)
         try store.compact()
         let after = try store.snapshot.state.packs
         #expect(after.keyOrder == .birthFirst && after.packedPages == before.packedPages && after.packedBytes == before.packedBytes)
@@ -193,7 +193,7 @@ struct PackIndexKeyOrderTests {
         let store = try Store.open(at: path, options: options)
         try Self.edit(store, 40..<41)
         let upgradedOrder = try store.snapshot.state.packs.keyOrder
-        #expect(store.formatVersion == 4 && upgradedOrder == .pageFirst)
+        #expect(store.formatVersion == 5 && upgradedOrder == .pageFirst)
         // Without the fixture's snapshot, clearing keeps nothing but the head.
         try store.deleteSnapshot(named: "first")
         try store.clearHistory()

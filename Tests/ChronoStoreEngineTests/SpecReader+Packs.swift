@@ -20,6 +20,8 @@ struct SpecPackEntry {
     var delta: [UInt8]
     /// The entry's size in its pack page, from its first byte to the delta's end.
     var byteCount: Int
+    /// The page a named entry (version 5, state flag bit 3) says it rebuilds; page 0 when unnamed.
+    var named: SpecReference
 }
 
 /// What walking the whole pack index found.
@@ -39,6 +41,8 @@ extension SpecReader {
     /// bytes without leading zeros (0 is length 1, byte 0).
     /// Page keys put the birth first in a version 3 file whose state has flag bit 2.
     var pageKeysBirthFirst: Bool { formatVersion >= 3 && state.flags & 4 != 0 }
+    /// Pack entries begin with the page they rebuild in a version 5 file whose state has flag bit 3.
+    var packEntriesNamed: Bool { formatVersion >= 5 && state.flags & 8 != 0 }
 
     static func pageKey(_ reference: SpecReference, birthFirst: Bool) -> [UInt8] {
         func number(_ value: UInt64) -> [UInt8] {
@@ -135,7 +139,11 @@ extension SpecReader {
             throw SpecViolation("page \(reference.page) born \(reference.birth) is not packed")
         }
         let (pack, end) = try self.packPage(SpecReference(page: packPage, birth: packBirth))
-        return try Self.parseEntry(pack, at: offset, end: end, birth: reference.birth)
+        let entry = try Self.parseEntry(pack, at: offset, end: end, birth: reference.birth, named: packEntriesNamed)
+        if packEntriesNamed, entry.named != reference {
+            throw SpecViolation("pack entry at \(offset) of pack page \(packPage) names \(entry.named), not \(reference)")
+        }
+        return entry
     }
 
     /// A pack page (kind 8) and its used end e: 32 ≤ e ≤ page size, and zero from e on.
@@ -150,10 +158,19 @@ extension SpecReader {
     }
 
     /// The entry at `offset` of a pack page whose used bytes end at `end`, for a packed page
-    /// born in `birth`: base page, base birth − birth (not for a keyframe), checksum, delta.
-    static func parseEntry(_ pack: [UInt8], at offset: Int, end: Int, birth: UInt64) throws -> SpecPackEntry {
+    /// born in `birth`: when named, the page number and birth it rebuilds (the birth then counts
+    /// for the base's); base page, base birth − birth (not for a keyframe), checksum, delta.
+    static func parseEntry(_ pack: [UInt8], at offset: Int, end: Int, birth: UInt64, named: Bool) throws -> SpecPackEntry {
         guard (32..<end).contains(offset) else { throw SpecViolation("pack entry at \(offset), used bytes end at \(end)") }
         var position = offset
+        var birth = birth
+        var name = SpecReference(page: 0, birth: 0)
+        if named {
+            name.page = try varint64(pack, &position, end: end)
+            name.birth = try varint64(pack, &position, end: end)
+            guard name.page > 0, name.birth > 0 else { throw SpecViolation("pack entry at \(offset) names page \(name.page) born \(name.birth)") }
+            birth = name.birth
+        }
         var base = SpecReference(page: try varint64(pack, &position, end: end), birth: 0)
         if !base.isNone { base.birth = try later(birth, by: try varint64(pack, &position, end: end)) }
         guard end - position >= 4 else { throw SpecViolation("pack entry at \(offset) is truncated") }
@@ -163,7 +180,7 @@ extension SpecReader {
         guard length <= UInt64(end - position) else { throw SpecViolation("pack entry at \(offset) runs past \(end)") }
         return SpecPackEntry(
             base: base, checksum: u32(pack, checksumOffset), checksumOffset: checksumOffset,
-            delta: Array(pack[position..<(position + Int(length))]), byteCount: position + Int(length) - offset)
+            delta: Array(pack[position..<(position + Int(length))]), byteCount: position + Int(length) - offset, named: name)
     }
 
     /// The offsets of the entries a pack page holds back to back from 32 to its used end; their
@@ -174,7 +191,7 @@ extension SpecReader {
         var offset = 32
         while offset < end {
             offsets.append(offset)
-            offset += try Self.parseEntry(pack, at: offset, end: end, birth: 0).byteCount
+            offset += try Self.parseEntry(pack, at: offset, end: end, birth: 0, named: packEntriesNamed).byteCount
         }
         guard offsets.count == Self.count(pack) else {
             throw SpecViolation("pack page \(reference.page) holds \(offsets.count) entries, its count says \(Self.count(pack))")

@@ -1,4 +1,4 @@
-// An independent reader of format versions 1 to 4, written from Docs/FileFormat.md's tables alone:
+// An independent reader of format versions 1 to 5, written from Docs/FileFormat.md's tables alone:
 // it uses no engine type or constant, so a test comparing it with the engine catches spec drift.
 import Foundation
 
@@ -101,7 +101,7 @@ struct SpecReader {
             throw SpecViolation("no valid preamble")
         }
         formatVersion = Self.u32(image, preambleOffset + 8)
-        guard (1...4).contains(formatVersion) else { throw SpecViolation("format version \(formatVersion)") }
+        guard (1...5).contains(formatVersion) else { throw SpecViolation("format version \(formatVersion)") }
         pageSize = Int(Self.u32(image, preambleOffset + 12))
         guard pageSize.nonzeroBitCount == 1, (4096...65536).contains(pageSize) else { throw SpecViolation("page size \(pageSize)") }
         // Header slots at 512 and 1024: valid when the checksum matches and the state page is not

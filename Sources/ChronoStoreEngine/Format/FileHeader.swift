@@ -17,7 +17,7 @@
 /// Two slots follow, each in its own 512-byte sector (at 512 and 1024); see ``HeaderSlot``.
 package struct FilePreamble: Equatable, Sendable {
     package static let magic: [UInt8] = [0x89, 0x43, 0x48, 0x52, 0x4E, 0x0D, 0x0A, 0x1A]
-    package static let currentFormatVersion: UInt32 = 4
+    package static let currentFormatVersion: UInt32 = 5
 
     static let magicOffset = 0
     static let versionOffset = magicOffset + 8

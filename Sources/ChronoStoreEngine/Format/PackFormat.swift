@@ -140,53 +140,68 @@ package enum PackIndex {
 ///
 /// | field | size |
 /// |---|---|
+/// | only in named entries (format version 5, stores with secure delete): the page number this entry rebuilds | varint |
+/// | only in named entries: that page's birth | varint |
 /// | base page number; 0 = a keyframe (no base) | varint |
 /// | base birth − this page's birth (absent for a keyframe) | varint |
 /// | the page's checksum (bytes 0 ..< 4 of the original page) | 4, little-endian |
 /// | delta length | varint |
 /// | the delta (``PageDelta``), made with bytes 0 ..< 4 and 8 ..< 24 of both pages zeroed | … |
+///
+/// Named entries let a commit find the entries still live in a pack page from the page alone:
+/// secure delete rewrites a pack page's survivors elsewhere when some of its entries are freed,
+/// so that the old page can be zeroed (see `Store+SecureDelete.swift`).
 package struct PackEntry: Equatable, Sendable {
     /// The page the delta applies to, or ``PageReference/none`` for a keyframe.
     package var base: PageReference
     package var checksum: UInt32
     package var delta: [UInt8]
 
-    /// Appends this entry, for a page born in `birth`.
-    package func encode(birth: TransactionID, into bytes: inout [UInt8]) {
+    /// Appends this entry, the version `reference` of a page; `named` puts `reference` first.
+    package func encode(for reference: PageReference, named: Bool, into bytes: inout [UInt8]) {
+        if named {
+            Varint.append(reference.page.rawValue, to: &bytes)
+            Varint.append(reference.birth.rawValue, to: &bytes)
+        }
         Varint.append(base.page.rawValue, to: &bytes)
-        if !base.isNone { Varint.append(base.birth.rawValue &- birth.rawValue, to: &bytes) }
+        if !base.isNone { Varint.append(base.birth.rawValue &- reference.birth.rawValue, to: &bytes) }
         for shift in [0, 8, 16, 24] { bytes.append(UInt8(truncatingIfNeeded: checksum >> UInt32(shift))) }
         Varint.append(UInt64(delta.count), to: &bytes)
         bytes.append(contentsOf: delta)
     }
 
-    package func encodedByteCount(birth: TransactionID) -> Int {
+    /// The bytes ``encode(for:named:into:)`` appends.
+    package func encodedByteCount(for reference: PageReference, named: Bool) -> Int {
         var count = Varint.size(base.page.rawValue) + 4 + Varint.size(UInt64(delta.count)) + delta.count
-        if !base.isNone { count += Varint.size(base.birth.rawValue &- birth.rawValue) }
+        if !base.isNone { count += Varint.size(base.birth.rawValue &- reference.birth.rawValue) }
+        if named { count += Varint.size(reference.page.rawValue) + Varint.size(reference.birth.rawValue) }
         return count
     }
 
-    /// Reads the entry at `offset` of a pack page's bytes, for the page (`page`, `birth`).
+    /// Reads the entry at `offset` of a pack page's bytes. `page` is the version it must rebuild
+    /// (needed for unnamed entries, whose base birth counts from it; nil reads a named entry
+    /// whatever it names). Returns the entry, the version it rebuilds and its size in the page.
     /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming `packPage` when the entry
-    ///   runs past the page's used bytes or its fields are impossible.
+    ///   runs past the page's used bytes, its fields are impossible, or it names another page.
     package static func decode(
-        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
-    ) throws -> PackEntry {
-        let fields = try parse(bytes, offset: offset, end: end, birth: birth, packPage: packPage)
-        return PackEntry(base: fields.base, checksum: fields.checksum, delta: Array(bytes[fields.delta]))
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, page: PageReference?, named: Bool, packPage: PageID
+    ) throws -> (entry: PackEntry, page: PageReference, byteCount: Int) {
+        let fields = try parse(bytes, offset: offset, end: end, page: page, named: named, packPage: packPage)
+        let entry = PackEntry(base: fields.base, checksum: fields.checksum, delta: Array(bytes[fields.delta]))
+        return (entry, fields.page, fields.delta.upperBound - offset)
     }
 
     /// The size of the entry at `offset` (its bytes in the pack page), checked as `decode`
     /// checks it, without copying its delta.
     package static func encodedByteCount(
-        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, page: PageReference, named: Bool, packPage: PageID
     ) throws -> Int {
-        try parse(bytes, offset: offset, end: end, birth: birth, packPage: packPage).delta.upperBound - offset
+        try parse(bytes, offset: offset, end: end, page: page, named: named, packPage: packPage).delta.upperBound - offset
     }
 
     private static func parse(
-        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, birth: TransactionID, packPage: PageID
-    ) throws -> (base: PageReference, checksum: UInt32, delta: Range<Int>) {
+        _ bytes: UnsafeRawBufferPointer, offset: Int, end: Int, page expected: PageReference?, named: Bool, packPage: PageID
+    ) throws -> (page: PageReference, base: PageReference, checksum: UInt32, delta: Range<Int>) {
         guard offset >= PackPage.entriesOffset, offset < end, end <= bytes.count else {
             throw StoreError.malformedPage(page: packPage, reason: "pack entry offset \(offset) is outside the page's entries")
         }
@@ -206,11 +221,22 @@ package struct PackEntry: Equatable, Sendable {
             }
             return nil
         }
+        let page: PageReference
+        if named {
+            guard let number = varint(), number > 0, let birth = varint(), birth > 0 else { throw fail("truncated or impossible name") }
+            page = PageReference(page: PageID(number), birth: TransactionID(birth))
+            if let expected, expected != page {
+                throw fail("names page \(number) born in \(birth), not page \(expected.page.rawValue) born in \(expected.birth.rawValue)")
+            }
+        } else {
+            guard let expected else { throw fail("an unnamed entry read without the page it rebuilds") }
+            page = expected
+        }
         guard let basePage = varint() else { throw fail("truncated base") }
         var base = PageReference.none
         if basePage != 0 {
             guard let distance = varint(), distance > 0 else { throw fail("bad base birth") }
-            let (baseBirth, overflow) = birth.rawValue.addingReportingOverflow(distance)
+            let (baseBirth, overflow) = page.birth.rawValue.addingReportingOverflow(distance)
             guard !overflow else { throw fail("bad base birth") }
             base = PageReference(page: PageID(basePage), birth: TransactionID(baseBirth))
         }
@@ -218,7 +244,7 @@ package struct PackEntry: Equatable, Sendable {
         let checksum: UInt32 = bytes.loadLittleEndian(at: position)
         position += 4
         guard let length = varint(), length <= UInt64(end - position) else { throw fail("delta runs past the page") }
-        return (base, checksum, position..<(position + Int(length)))
+        return (page, base, checksum, position..<(position + Int(length)))
     }
 }
 
@@ -238,6 +264,33 @@ package enum PackPage {
     /// less, since the used end is a 16-bit offset.
     package static func capacity(pageSize: Int) -> Int {
         min(pageSize, Int(UInt16.max)) - entriesOffset
+    }
+
+    /// Where the used bytes of the pack page `page` (number `packPage`, named in errors) end, checked.
+    package static func usedEnd(of page: PageBuffer, packPage: PageID) throws -> Int {
+        let end = Int(page.readOnly.loadLittleEndian(at: usedEndOffset, as: UInt16.self))
+        guard end >= entriesOffset, end <= page.pageSize else {
+            throw StoreError.malformedPage(page: packPage, reason: "pack page's used bytes end at \(end)")
+        }
+        return end
+    }
+
+    /// Every entry of a pack page of named entries, in the order they lie in it: the version
+    /// each rebuilds, the entry, its offset and its size.
+    /// - Throws: ``StoreError/malformedPage(page:reason:)`` naming `packPage` when the entries
+    ///   do not parse back to back up to the used end.
+    package static func namedEntries(
+        of page: PageBuffer, packPage: PageID
+    ) throws -> [(page: PageReference, entry: PackEntry, offset: Int, byteCount: Int)] {
+        let end = try usedEnd(of: page, packPage: packPage)
+        var entries: [(page: PageReference, entry: PackEntry, offset: Int, byteCount: Int)] = []
+        var offset = entriesOffset
+        while offset < end {
+            let found = try PackEntry.decode(page.readOnly, offset: offset, end: end, page: nil, named: true, packPage: packPage)
+            entries.append((found.page, found.entry, offset, found.byteCount))
+            offset += found.byteCount
+        }
+        return entries
     }
 }
 

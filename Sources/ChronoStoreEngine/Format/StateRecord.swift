@@ -21,7 +21,7 @@
 /// | 128 | 16 | lineage index root: (lineage parent, child) → nothing |
 /// | 144 | 16 | time index root: (commit time, root id) → nothing |
 /// | 160 | 1 | retention policy kind: 0 all, 1 last N roots, 2 N days |
-/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete, bit 2 = pack index keys birth first (version 3) |
+/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete, bit 2 = pack index keys birth first (version 3), bit 3 = pack entries are named (version 5) |
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |
@@ -124,7 +124,8 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeReference(timeIndex, at: Self.timeIndexOffset)
         bytes.storeLittleEndian(retention.kindByte, at: Self.retentionKindOffset)
         bytes.storeLittleEndian(
-            UInt8(dropsUndoneBranches ? 1 : 0) | UInt8(secureDelete ? 2 : 0) | UInt8(packs.keyOrder == .birthFirst ? 4 : 0),
+            UInt8(dropsUndoneBranches ? 1 : 0) | UInt8(secureDelete ? 2 : 0) | UInt8(packs.keyOrder == .birthFirst ? 4 : 0)
+                | UInt8(packs.namesEntries ? 8 : 0),
             at: Self.flagsOffset)
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
@@ -173,7 +174,8 @@ package struct StateRecord: Equatable, Sendable {
             cursor: TransactionID(bytes.loadLittleEndian(at: packCursorOffset, as: UInt64.self)),
             depth: bytes.loadLittleEndian(at: packDepthOffset), packedPages: bytes.loadLittleEndian(at: packedPageCountOffset),
             packedBytes: bytes.loadLittleEndian(at: packedByteCountOffset), packPages: bytes.loadLittleEndian(at: packPageCountOffset),
-            keyOrder: bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 4 != 0 ? .birthFirst : .pageFirst)
+            keyOrder: bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 4 != 0 ? .birthFirst : .pageFirst,
+            namesEntries: bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 8 != 0)
         record.headTimeline = bytes.loadReference(at: headTimelineOffset)
         record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
         record.zeroedThrough = TransactionID(bytes.loadLittleEndian(at: zeroedThroughOffset, as: UInt64.self))
@@ -223,4 +225,7 @@ package struct PackCounters: Equatable, Sendable {
     /// The order of the pack index's page keys: bit 2 of the state's flags (format version 3);
     /// page first in every version 2 file and in files upgraded from one.
     package var keyOrder: PackIndex.KeyOrder = .pageFirst
+    /// Whether pack entries begin with the page they rebuild: bit 3 of the state's flags (format
+    /// version 5), set in stores with secure delete when their index is made.
+    package var namesEntries = false
 }

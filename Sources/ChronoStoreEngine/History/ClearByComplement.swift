@@ -110,7 +110,7 @@ extension WriteTransaction {
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
             let keyframe = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))
-            guard keyframe.encodedByteCount(birth: reference.birth) <= capacity else { return nil }
+            guard packedByteCount(keyframe, reference) <= capacity else { return nil }
             kept[reference] = keyframe
         }
         return kept
@@ -124,7 +124,8 @@ extension WriteTransaction {
         // The old index's pages and pack pages are left unmarked: the complement frees them.
         packWork.tree = BTree(root: .none, owner: .system)
         packWork.counters = PackCounters(
-            cursor: packWork.counters.cursor, depth: packWork.counters.depth, keyOrder: packWork.newIndexKeyOrder)
+            cursor: packWork.counters.cursor, depth: packWork.counters.depth, keyOrder: packWork.newIndexKeyOrder,
+            namesEntries: packWork.newIndexNamesEntries)
         packWork.runs = [:]
         packWork.lost = [:]
         packWork.pending = kept

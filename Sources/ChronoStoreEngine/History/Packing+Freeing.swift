@@ -29,7 +29,7 @@ extension WriteTransaction {
             guard let packs = treeReader.packs else {
                 throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
             }
-            loseEntry(in: packPage.page, byteCount: try packs.entryByteCount(in: packPage, offset: offset, birth: reference.birth))
+            loseEntry(in: packPage.page, byteCount: try packs.entryByteCount(of: reference, in: packPage, offset: offset))
         case .run:
             allocator.released.append(reference.page)
         case .directory:
@@ -85,7 +85,7 @@ extension WriteTransaction {
             }
             let page = try treeReader.read(reference, kind: nil, cached: false)
             var entry = PackEntry.keyframe(of: page)
-            if entry.encodedByteCount(birth: reference.birth) > capacity, !replacements.isEmpty {
+            if packedByteCount(entry, reference) > capacity, !replacements.isEmpty {
                 if candidates == nil { candidates = try BaseCandidates(replacements, reader: treeReader) }
                 if let replacement = candidates?.base(for: page), !freedSet.contains(replacement.reference),
                     try !isPacked(replacement.reference)
@@ -93,7 +93,7 @@ extension WriteTransaction {
                     entry = makeEntry(page, base: replacement)
                 }
             }
-            guard entry.encodedByteCount(birth: reference.birth) <= capacity else { return false }
+            guard packedByteCount(entry, reference) <= capacity else { return false }
             rewrites.append((reference, entry))
         }
         for (reference, released) in unpacked.sorted(by: { $0.released > $1.released }) {
@@ -146,6 +146,7 @@ extension WriteTransaction {
         // Freeing alone (a hot page's run dropped) may have edited the index.
         defer { packWork.counters.index = packWork.tree.root }
         guard !packWork.pending.isEmpty || !packWork.lost.isEmpty || !packWork.runs.isEmpty else { return }
+        try repackSurvivorsOfSecureDelete()
         try writePendingEntries()
         for (reference, run) in packWork.runs where run.length > 0 && packWork.pending[reference] == nil {
             // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
@@ -190,8 +191,41 @@ extension WriteTransaction {
             for page in pages { releasePage(page, owner: .system) }
             packWork.tree.root = .none
             packWork.counters.keyOrder = packWork.newIndexKeyOrder
+            packWork.counters.namesEntries = packWork.newIndexNamesEntries
         }
         packWork.counters.index = packWork.tree.root
+    }
+
+    /// With secure delete, a pack page that lost entries in this commit but not all of them
+    /// would keep the freed entries' bytes as long as it lives. Its surviving entries (named
+    /// entries: the page lists them itself; live when the index still points at them there)
+    /// go through the commit's pending entries into new pack pages, so the old page loses its
+    /// last entry and is freed, and zeroed with the other freed pages once reusable (see
+    /// `Store+SecureDelete.swift`). O(entries of those pages) index lookups.
+    private func repackSurvivorsOfSecureDelete() throws {
+        guard base.state.secureDelete, packWork.counters.namesEntries, !packWork.lost.isEmpty, !packWork.tree.root.isNone else { return }
+        for (packPage, lost) in packWork.lost.sorted(by: { $0.key < $1.key }) {
+            guard let value = try packWork.tree.lookup(PackIndex.directoryKey(packPage), reader: self),
+                case .directory(let birth, let entries, _) = try PackIndex.decode(value, page: packWork.tree.root.page),
+                entries > lost.entries
+            else {
+                // Emptied (freed below), or a directory that does not account for it (reported below).
+                continue
+            }
+            // Through the transaction: a pack page compaction copied in this commit is not on disk yet.
+            let page = try rawPage(PageReference(page: packPage, birth: birth), kind: .pack)
+            for survivor in try PackPage.namedEntries(of: page, packPage: packPage) {
+                guard packWork.pending[survivor.page] == nil,
+                    let value = try packWork.tree.lookup(packWork.key(survivor.page), reader: self),
+                    case .packed(let holder, let offset) = try PackIndex.decode(
+                        value, page: packWork.tree.root.page, owner: survivor.page.birth),
+                    holder.page == packPage, offset == survivor.offset
+                else { continue }
+                packWork.pending[survivor.page] = survivor.entry
+                packWork.repacked.insert(survivor.page)
+                loseEntry(in: packPage, byteCount: survivor.byteCount)
+            }
+        }
     }
 
     private func writePendingEntries() throws {
@@ -199,7 +233,7 @@ extension WriteTransaction {
         let capacity = PackPage.capacity(pageSize: pageSize)
         var encoded: [(PageReference, [UInt8])] = packWork.pending.map { reference, entry in
             var bytes: [UInt8] = []
-            entry.encode(birth: reference.birth, into: &bytes)
+            entry.encode(for: reference, named: packWork.counters.namesEntries, into: &bytes)
             return (reference, bytes)
         }
         encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }

@@ -21,16 +21,23 @@ struct PackWork {
 
     /// The key order a new (empty) index takes: birth first from format version 3 on.
     let newIndexKeyOrder: PackIndex.KeyOrder
+    /// Whether a new (empty) index's entries name their pages: from format version 5 on, in
+    /// stores with secure delete (which pack only then).
+    let newIndexNamesEntries: Bool
 
     /// The index key of `reference` in the index's order.
     func key(_ reference: PageReference) -> [UInt8] { PackIndex.key(reference, order: counters.keyOrder) }
 
-    init(counters: PackCounters, formatVersion: UInt32) {
+    init(counters: PackCounters, formatVersion: UInt32, secureDelete: Bool) {
         self.counters = counters
         self.tree = BTree(root: counters.index, owner: .system)
         newIndexKeyOrder = formatVersion >= 3 ? .birthFirst : .pageFirst
-        // An empty index may take either order.
-        if counters.index.isNone { self.counters.keyOrder = newIndexKeyOrder }
+        newIndexNamesEntries = formatVersion >= 5 && secureDelete
+        // An empty index may take either order and either entry form.
+        if counters.index.isNone {
+            self.counters.keyOrder = newIndexKeyOrder
+            self.counters.namesEntries = newIndexNamesEntries
+        }
     }
 }
 
@@ -73,8 +80,9 @@ extension WriteTransaction {
     /// within the commit's page budget. A walk happens once a batch of roots waits, so its cost
     /// is O(window + batch) index lookups per batch.
     func packHistory(_ trees: inout HistoryTrees, head: HistoryEntry) throws {
-        // Secure delete promises no byte of a freed page survives; a pack entry would keep one.
-        guard storesPacks, packing.isEnabled, !base.state.secureDelete else { return }
+        // Secure delete promises no byte of a freed page survives: a store with it packs only
+        // into named entries, whose pack pages `repackSurvivors` can rewrite without the freed ones.
+        guard storesPacks, packing.isEnabled, !base.state.secureDelete || packWork.counters.namesEntries else { return }
         var counters = packWork.counters
         // The depth hint is the newest packed root's depth plus the roots the next walk waits for
         // beyond the batch (at most `extraBatchLimit`): a head below it by more than that moved
@@ -115,7 +123,7 @@ extension WriteTransaction {
         let trims = chain.count <= packing.batchRoots + 2 * packing.window
         var before: [(work: PackWork, released: Int)] = []
         var rootBytes: [Int] = []
-        let bytesBefore = packWork.pending.reduce(0) { $0 + $1.value.encodedByteCount(birth: $1.key.birth) }
+        let bytesBefore = packWork.pending.reduce(0) { $0 + packedByteCount($1.value, $1.key) }
         var finished = true
         for index in chain.indices.reversed() {
             guard budget > 0 else {
@@ -223,13 +231,13 @@ extension WriteTransaction {
         let entry = makeEntry(page, base: base)
         // A delta whose page would not fit a pack page whole is still packed: if its base is
         // freed first, `rebaseDependants` rebases it onto the page that took over its keys.
-        guard entry.encodedByteCount(birth: reference.birth) <= PackPage.capacity(pageSize: pageSize) else { return false }
+        guard packedByteCount(entry, reference) <= PackPage.capacity(pageSize: pageSize) else { return false }
         if !entry.base.isNone {
             packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
-        packWork.pendingBytes += entry.encodedByteCount(birth: reference.birth)
+        packWork.pendingBytes += packedByteCount(entry, reference)
         allocator.released.append(reference.page)
         return true
     }
@@ -289,15 +297,20 @@ extension WriteTransaction {
             && listEntries <= Self.rootDeltaListLimit
             ? try treeReader.read(successor, kind: .root, cached: false) : nil
         let entry = makeEntry(page, base: base)
-        guard entry.encodedByteCount(birth: reference.birth) <= PackPage.capacity(pageSize: pageSize) else { return false }
+        guard packedByteCount(entry, reference) <= PackPage.capacity(pageSize: pageSize) else { return false }
         if !entry.base.isNone {
             packWork.runs[entry.base] = ChainRun.longer(try runLength(of: entry.base), chain.extended(deadIn: deadIn))
         }
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
-        packWork.pendingBytes += entry.encodedByteCount(birth: reference.birth)
+        packWork.pendingBytes += packedByteCount(entry, reference)
         allocator.released.append(reference.page)
         return true
+    }
+
+    /// The bytes `entry`, the version `reference`, takes in a pack page of this store.
+    func packedByteCount(_ entry: PackEntry, _ reference: PageReference) -> Int {
+        entry.encodedByteCount(for: reference, named: packWork.counters.namesEntries)
     }
 
     func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {

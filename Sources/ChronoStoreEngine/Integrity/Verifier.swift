@@ -57,7 +57,7 @@ struct IntegrityWalk {
         walkTree(snapshot.state.lineageIndex, owner: "lineage index")
         walkTree(snapshot.state.timeIndex, owner: "time index")
         walkTree(snapshot.state.snapshots, owner: "snapshot tree")
-        walkPacks(snapshot.state.packs)
+        walkPacks(snapshot.state.packs, secureDelete: snapshot.state.secureDelete)
         walkTree(snapshot.state.headTimeline, owner: "head timeline")
         walkFreeTree(snapshot.state.freeTree, journal: snapshot.state.journal.freeTree)
         var retained = 0
@@ -203,23 +203,27 @@ struct IntegrityWalk {
     // MARK: - Packed history
 
     /// Walks the pack index: its pages, every pack page its directory names (checked, and its
-    /// entry count compared), and every packed page, rebuilt and checked.
-    private mutating func walkPacks(_ counters: PackCounters) {
+    /// entry count compared), and every packed page, rebuilt and checked. Named entries (format
+    /// version 5) must name what the index says they hold and, under secure delete, every one
+    /// must be live: a dead one would keep freed bytes.
+    private mutating func walkPacks(_ counters: PackCounters, secureDelete: Bool) {
         guard !counters.index.isNone, let packs = reader.packs else { return }
         walkTree(counters.index, owner: "pack index")
         var directory: [PageID: (birth: TransactionID, entries: UInt64)] = [:]
         var entriesPerPage: [PageID: UInt64] = [:]
         var references: [PageReference] = []
+        var locations: [PageReference: (packPage: PageID, offset: Int)] = [:]
         let tree = BTree(root: counters.index, owner: .system)
         do {
             try tree.scan(.all, reverse: false, reader: reader) { key, value in
                 let owner = PackIndex.reference(of: key, order: counters.keyOrder)
                 switch try PackIndex.decode(value, page: tree.root.page, owner: owner?.birth ?? .none) {
-                case .packed(let packPage, _):
+                case .packed(let packPage, let offset):
                     guard let reference = owner else {
                         throw StoreError.malformedPage(page: tree.root.page, reason: "pack index key is malformed")
                     }
                     references.append(reference)
+                    locations[reference] = (packPage.page, offset)
                     entriesPerPage[packPage.page, default: 0] += 1
                 case .run:
                     break
@@ -236,8 +240,21 @@ struct IntegrityWalk {
         }
         for (packPage, (birth, entries)) in directory.sorted(by: { $0.key < $1.key }) {
             do {
-                _ = try packs.packPageBuffer(PageReference(page: packPage, birth: birth))
+                let page = try packs.packPageBuffer(PageReference(page: packPage, birth: birth))
                 if reachable.insert(packPage.rawValue).inserted { report.pagesChecked += 1 }
+                if counters.namesEntries {
+                    var live: UInt64 = 0
+                    for found in try PackPage.namedEntries(of: page, packPage: packPage) {
+                        if let location = locations[found.page], location.packPage == packPage, location.offset == found.offset {
+                            live += 1
+                        } else if secureDelete {
+                            problem("pack page \(packPage.rawValue) keeps a freed entry of page \(found.page.page.rawValue) (born in \(found.page.birth.rawValue)) under secure delete")
+                        }
+                    }
+                    if live != entries {
+                        problem("pack page \(packPage.rawValue) holds \(live) entries the index points at, its directory records \(entries)")
+                    }
+                }
             } catch {
                 problem("pack page \(packPage.rawValue): \(error)")
             }

@@ -11,6 +11,8 @@ final class PackReader {
     let pageFile: PageFile
     let index: BTree
     let keyOrder: PackIndex.KeyOrder
+    /// Whether entries begin with the page they rebuild (``PackCounters/namesEntries``).
+    let namesEntries: Bool
     let pageCount: UInt64
     /// Reads the index's own pages (never packed).
     let indexReader: SnapshotReader
@@ -26,6 +28,7 @@ final class PackReader {
         self.pageFile = pageFile
         self.index = BTree(root: packs.index, owner: .system)
         self.keyOrder = packs.keyOrder
+        self.namesEntries = packs.namesEntries
         self.pageCount = pageCount
         self.indexReader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
     }
@@ -51,15 +54,16 @@ final class PackReader {
         guard case .packed(let packPage, let offset) = try PackIndex.decode(value, page: index.root.page, owner: reference.birth)
         else { return nil }
         let (page, end) = try packPageWithEnd(packPage)
-        let entry = try PackEntry.decode(page.readOnly, offset: offset, end: end, birth: reference.birth, packPage: packPage.page)
-        return (entry, packPage, offset, entry.encodedByteCount(birth: reference.birth))
+        let found = try PackEntry.decode(page.readOnly, offset: offset, end: end, page: reference, named: namesEntries, packPage: packPage.page)
+        return (found.entry, packPage, offset, found.byteCount)
     }
 
-    /// The size of the entry of the page born in `birth` at `offset` of `packPage` (its bytes
-    /// there), checked as ``entry(_:)`` checks it, without copying its delta.
-    func entryByteCount(in packPage: PageReference, offset: Int, birth: TransactionID) throws -> Int {
+    /// The size of the entry of `reference` at `offset` of `packPage` (its bytes there),
+    /// checked as ``entry(_:)`` checks it, without copying its delta.
+    func entryByteCount(of reference: PageReference, in packPage: PageReference, offset: Int) throws -> Int {
         let (page, end) = try packPageWithEnd(packPage)
-        return try PackEntry.encodedByteCount(page.readOnly, offset: offset, end: end, birth: birth, packPage: packPage.page)
+        return try PackEntry.encodedByteCount(
+            page.readOnly, offset: offset, end: end, page: reference, named: namesEntries, packPage: packPage.page)
     }
 
     /// Rebuilds `reference` from its pack entry, never from its slot (verify checks every entry).
@@ -122,11 +126,7 @@ final class PackReader {
     /// A pack page and where its used bytes end, checked.
     private func packPageWithEnd(_ packPage: PageReference) throws -> (page: PageBuffer, end: Int) {
         let page = try pageFile.read(packPage, kind: .pack, pageCount: pageCount, cached: true)
-        let end = Int(page.readOnly.loadLittleEndian(at: PackPage.usedEndOffset, as: UInt16.self))
-        guard end >= PackPage.entriesOffset, end <= page.pageSize else {
-            throw StoreError.malformedPage(page: packPage.page, reason: "pack page's used bytes end at \(end)")
-        }
-        return (page, end)
+        return (page, try PackPage.usedEnd(of: page, packPage: packPage.page))
     }
 
     private func checked(_ page: PageBuffer, reference: PageReference, kind: PageKind?) throws -> PageBuffer {

@@ -253,6 +253,7 @@ extension Store {
         state.dropsUndoneBranches = options.dropsUndoneBranches
         state.secureDelete = options.secureDelete
         state.packs.keyOrder = .birthFirst
+        state.packs.namesEntries = options.secureDelete
         let statePage = PageBuffer(pageSize: pageSize)
         state.encode(into: statePage.bytes)
         statePage.seal(kind: .state, page: stateReference.page, birth: first)

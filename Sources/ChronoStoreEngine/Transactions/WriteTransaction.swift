@@ -72,7 +72,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         self.allocator = AllocatorState(
             baseFreeTree: JournaledTree(root: base.state.freeTree, journal: base.state.journal.freeTree), horizon: horizon,
             nextPage: base.state.pageCount, pinnedRoots: pinnedRoots)
-        self.packWork = PackWork(counters: base.state.packs, formatVersion: store.formatVersion)
+        self.packWork = PackWork(counters: base.state.packs, formatVersion: store.formatVersion, secureDelete: base.state.secureDelete)
     }
 
     // MARK: - Reading, with this transaction's edits visible
