@@ -18,16 +18,20 @@ package struct CrashSimulator {
     package let packing: HistoryPacking
     /// Deferred mode: commits between syncs, and bytes of pages after which a commit syncs sooner.
     package let checkpoints: (interval: Int, byteLimit: Int)
+    /// Whether the store is created with secure delete (freed pages zeroed; packs named entries).
+    package let secureDelete: Bool
 
     package init(
         pageSize: Int = 4096, durability: Durability, retention: RetentionPolicy = .lastRoots(3),
-        packing: HistoryPacking = .standard, checkpoints: (interval: Int, byteLimit: Int) = (3, 32 << 20)
+        packing: HistoryPacking = .standard, checkpoints: (interval: Int, byteLimit: Int) = (3, 32 << 20),
+        secureDelete: Bool = false
     ) {
         self.pageSize = pageSize
         self.durability = durability
         self.retention = retention
         self.packing = packing
         self.checkpoints = checkpoints
+        self.secureDelete = secureDelete
     }
 
     package var options: StoreOptions {
@@ -36,6 +40,7 @@ package struct CrashSimulator {
             retention: retention)
         options.packing = packing
         options.checkpointByteLimit = checkpoints.byteLimit
+        options.secureDelete = secureDelete
         return options
     }
 

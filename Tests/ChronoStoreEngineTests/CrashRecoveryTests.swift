@@ -198,7 +198,9 @@ struct CrashRecoveryTests {
     }
 
     /// The same with packing after every commit (window 2, short chains), so crashes land in
-    /// commits that write pack pages, rebase entries and free pack pages.
+    /// commits that write pack pages, rebase entries and free pack pages; every third workload
+    /// runs with secure delete under last 6 roots, whose commits also rewrite the live entries of pack pages that
+    /// lost some and zero freed pages.
     @Test(arguments: [Durability.durable, .deferred])
     func reopeningAfterACrashWhilePackingHistoryYieldsAnAcceptableState(durability: Durability) throws {
         let seed = SeededGenerator.seed()
@@ -207,10 +209,17 @@ struct CrashRecoveryTests {
         let targetPoints = Environment.soakEnabled ? 10_000 : 500
         var crashPoints = 0
         var packedRuns = 0
-        while crashPoints < targetPoints {
+        var securePackedRuns = 0
+        var workloads = 0
+        // Until a secure-delete workload packed too (a workload may commit too little to pack).
+        while crashPoints < targetPoints || (securePackedRuns == 0 && workloads < 100) {
+            workloads += 1
+            // Secure delete under last 6 roots, where pruning frees pack entries.
+            let secureDelete = workloads % 3 == 1
             let simulator = CrashSimulator(
-                durability: durability, retention: [.lastRoots(6), .limitless][Int.random(in: 0..<2, using: &seeds)],
-                packing: eagerPacking)
+                durability: durability,
+                retention: secureDelete ? .lastRoots(6) : [.lastRoots(6), .limitless][Int.random(in: 0..<2, using: &seeds)],
+                packing: eagerPacking, secureDelete: secureDelete)
             let workload = RandomWorkload(seed: seeds.next(), stepCount: Int.random(in: 8...14, using: &seeds))
             var packed = false
             let operations = try simulator.operationCount { store, file in
@@ -218,6 +227,7 @@ struct CrashRecoveryTests {
                 packed = try store.snapshot.state.packs.packedPages > 0
             }
             if packed { packedRuns += 1 }
+            if packed, simulator.secureDelete { securePackedRuns += 1 }
             for crashAfter in stride(from: operations - 1, through: 0, by: -Int.random(in: 1...3, using: &seeds)) {
                 crashPoints += 1
                 let record = WorkloadRecord()
@@ -232,8 +242,9 @@ struct CrashRecoveryTests {
                 }
             }
         }
-        print("CrashRecoveryTests packing (\(durability)): \(crashPoints) crash points, \(packedRuns) workloads packed")
-        #expect(packedRuns > 0)
+        print(
+            "CrashRecoveryTests packing (\(durability)): \(crashPoints) crash points, \(packedRuns) workloads packed, \(securePackedRuns) of them with secure delete")
+        #expect(packedRuns > 0 && securePackedRuns > 0)
     }
 
     /// A small backup for workloads to restore.
