@@ -180,6 +180,8 @@ extension WriteTransaction {
             }
         }
         packWork.pending = [:]
+        packWork.deaths = [:]
+        packWork.survivors = [:]
         packWork.pendingBytes = 0
         packWork.repacked = []
         packWork.runs = [:]
@@ -204,7 +206,8 @@ extension WriteTransaction {
     /// `Store+SecureDelete.swift`). O(entries of those pages) index lookups.
     private func repackSurvivorsOfSecureDelete() throws {
         guard base.state.secureDelete, packWork.counters.namesEntries, !packWork.lost.isEmpty, !packWork.tree.root.isNone else { return }
-        for (packPage, lost) in packWork.lost.sorted(by: { $0.key < $1.key }) {
+        var partly: [(packPage: PageID, birth: TransactionID)] = []
+        for (packPage, lost) in packWork.lost {
             guard let value = try packWork.tree.lookup(PackIndex.directoryKey(packPage), reader: self),
                 case .directory(let birth, let entries, _) = try PackIndex.decode(value, page: packWork.tree.root.page),
                 entries > lost.entries
@@ -212,6 +215,11 @@ extension WriteTransaction {
                 // Emptied (freed below), or a directory that does not account for it (reported below).
                 continue
             }
+            partly.append((packPage, birth))
+        }
+        // Older pack pages first, each page's entries in the order they lie in it: the order in
+        // which they were placed, by death (see `writePendingEntries`), which their copies keep.
+        for (packPage, birth) in partly.sorted(by: { ($0.birth, $0.packPage) < ($1.birth, $1.packPage) }) {
             // Through the transaction: a pack page compaction copied in this commit is not on disk yet.
             let page = try rawPage(PageReference(page: packPage, birth: birth), kind: .pack)
             for survivor in try PackPage.namedEntries(of: page, packPage: packPage) {
@@ -222,6 +230,7 @@ extension WriteTransaction {
                     holder.page == packPage, offset == survivor.offset
                 else { continue }
                 packWork.pending[survivor.page] = survivor.entry
+                packWork.survivors[survivor.page] = packWork.survivors.count
                 packWork.repacked.insert(survivor.page)
                 loseEntry(in: packPage, byteCount: survivor.byteCount)
             }
@@ -236,15 +245,39 @@ extension WriteTransaction {
             entry.encode(for: reference, named: packWork.counters.namesEntries, into: &bytes)
             return (reference, bytes)
         }
-        encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }
         // Every path that adds an entry checks its size; this keeps a missed check from writing
         // past a pack page (the commit fails instead, writing nothing).
-        if let (reference, bytes) = encoded.first, bytes.count > capacity {
+        if let (reference, bytes) = encoded.first(where: { $0.1.count > capacity }) {
             throw StoreError.malformedPage(page: reference.page, reason: "its pack entry (\(bytes.count) bytes) exceeds a pack page")
         }
+        let byDeath = placesByDeath
+        if byDeath {
+            // Secure delete: in the order pruning will free them, each page filled before the
+            // next is started, so a page's entries are freed together or nearly (those of one
+            // root are), and few live entries are rewritten when some are freed. Survivors of
+            // pages that lost entries come first, in their old order, then entries without a
+            // recorded death (rebased keyframes), then the packing walk's by death.
+            func order(_ reference: PageReference) -> (Int, UInt64, UInt64, UInt64) {
+                if let survivor = packWork.survivors[reference] { return (0, UInt64(survivor), 0, 0) }
+                return (1, packWork.deaths[reference] ?? 0, reference.page.rawValue, reference.birth.rawValue)
+            }
+            encoded.sort { order($0.0) < order($1.0) }
+        } else {
+            encoded.sort { $0.1.count != $1.1.count ? $0.1.count > $1.1.count : $0.0.page < $1.0.page }
+        }
         var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
+        var lastWasSurvivor = false
         for (reference, bytes) in encoded {
-            let index = pages.firstIndex { $0.buffer.count + bytes.count <= capacity } ?? {
+            let fits: ((buffer: [UInt8], entries: [(PageReference, Int)])) -> Bool = { $0.buffer.count + bytes.count <= capacity }
+            var open = byDeath ? (pages.last.map(fits) == true ? pages.count - 1 : nil) : pages.firstIndex(where: fits)
+            if byDeath {
+                // Survivors die within the next few commits: entries that live longer do not
+                // share their page (they would be rewritten when the survivors go).
+                let isSurvivor = packWork.survivors[reference] != nil
+                if lastWasSurvivor && !isSurvivor { open = nil }
+                lastWasSurvivor = isSurvivor
+            }
+            let index = open ?? {
                 pages.append(([], []))
                 return pages.count - 1
             }()

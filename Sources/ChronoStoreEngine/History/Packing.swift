@@ -18,6 +18,13 @@ struct PackWork {
     var repacked: Set<PageReference> = []
     /// Pack pages compaction copied in this transaction: old page → copy.
     var relocated: [PageID: PageID] = [:]
+    /// Under secure delete: for entries packing walks added to `pending`, the depth of the root
+    /// whose pruning frees them (its lineage child's dead list, and its own root page), so that
+    /// `writePendingEntries` puts entries that die together in the same pack pages.
+    var deaths: [PageReference: UInt64] = [:]
+    /// Under secure delete: live entries of pack pages that lost others in this commit, which
+    /// `repackSurvivorsOfSecureDelete` moved to `pending`, in the order it found them.
+    var survivors: [PageReference: Int] = [:]
 
     /// The key order a new (empty) index takes: birth first from format version 3 on.
     let newIndexKeyOrder: PackIndex.KeyOrder
@@ -199,8 +206,13 @@ extension WriteTransaction {
         guard !dead.isEmpty || root.deadListIsRootOwned else { return 0 }
         let bases = try BaseCandidates(try newList(of: root), reader: treeReader)
         var packed = 0
-        for reference in dead where try packPage(reference, bases: bases, deadIn: root.root) { packed += 1 }
-        if root.deadListIsRootOwned, root.newListIsRootOwned, try packRootPage(root.rootPage, successor: successor.rootPage) {
+        // The dead list holds versions its lineage parent reached: they are freed when that parent
+        // is pruned, together with the parent's root page.
+        let deadListDies = root.depth > 0 ? root.depth - 1 : 0
+        for reference in dead where try packPage(reference, bases: bases, deadIn: root.root, dies: deadListDies) { packed += 1 }
+        if root.deadListIsRootOwned, root.newListIsRootOwned,
+            try packRootPage(root.rootPage, successor: successor.rootPage, dies: root.depth)
+        {
             packed += 1
         }
         return packed
@@ -221,7 +233,7 @@ extension WriteTransaction {
 
     /// Packs one hot page as a delta against its replacement (or whole), unless it is already
     /// packed or is not a tree page.
-    private func packPage(_ reference: PageReference, bases: BaseCandidates, deadIn: TransactionID) throws -> Bool {
+    private func packPage(_ reference: PageReference, bases: BaseCandidates, deadIn: TransactionID, dies: UInt64) throws -> Bool {
         guard let chain = try chainToPack(reference) else { return false }
         let page = try treeReader.read(reference, kind: nil, cached: false)
         let isLeaf = page.kindByte == PageKind.leaf.rawValue
@@ -238,6 +250,7 @@ extension WriteTransaction {
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
         packWork.pendingBytes += packedByteCount(entry, reference)
+        if placesByDeath { packWork.deaths[reference] = dies }
         allocator.released.append(reference.page)
         return true
     }
@@ -286,7 +299,7 @@ extension WriteTransaction {
     /// list this root's introduced list), or whole once `rootChainLimit` deltas would end at it.
     /// Its record and lists are read through the pack afterwards. A successor that is dropped
     /// while this root stays rewrites this entry as a keyframe first (`rebaseRootDependant`).
-    private func packRootPage(_ reference: PageReference, successor: PageReference) throws -> Bool {
+    private func packRootPage(_ reference: PageReference, successor: PageReference, dies: UInt64) throws -> Bool {
         guard let chain = try chainToPack(reference) else { return false }
         let page = try treeReader.read(reference, kind: .root, cached: false)
         let listEntries = page.readOnly.loadLittleEndian(at: RootRecord.invalidatedOffset, as: UInt64.self)
@@ -304,9 +317,15 @@ extension WriteTransaction {
         packWork.runs[reference] = nil
         packWork.pending[reference] = entry
         packWork.pendingBytes += packedByteCount(entry, reference)
+        if placesByDeath { packWork.deaths[reference] = dies }
         allocator.released.append(reference.page)
         return true
     }
+
+    /// Whether pack pages are filled by when their entries will be freed (secure delete, whose
+    /// commits rewrite what a pack page still holds once some of its entries are freed) rather
+    /// than largest first.
+    var placesByDeath: Bool { base.state.secureDelete && packWork.counters.namesEntries }
 
     /// The bytes `entry`, the version `reference`, takes in a pack page of this store.
     func packedByteCount(_ entry: PackEntry, _ reference: PageReference) -> Int {
