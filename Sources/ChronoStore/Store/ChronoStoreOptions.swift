@@ -69,7 +69,9 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     /// So once the history that held a deleted record is pruned, and no older reader is open,
     /// the commit returns only after the record's bytes are gone from the data file. Every
     /// commit of such a store syncs (as with ``Durability/durable``), and each freed page costs
-    /// one page write. It cannot reach copies elsewhere: backups, file system snapshots or
+    /// one page write. Old versions packed into deltas (packed history) are covered too: a
+    /// commit that frees some of a pack page's versions rewrites the others elsewhere and frees
+    /// the page. It cannot reach copies elsewhere: backups, file system snapshots or
     /// copy-on-write file systems, and blocks an SSD remapped internally.
     public var secureDelete = false
     /// Read the data file through a read-only memory map (default true), as LMDB does: a read
