@@ -98,4 +98,42 @@ struct PagePlacementTests {
         #expect(counts.filter { $0 <= 2 }.count >= 95, "\(counts)")
         #expect(try store.verify().isSound)
     }
+
+    /// Once compaction loaded every reusable page, each page it takes is the lowest free one,
+    /// including copies of pages the previous commit wrote and the commit's own pages, which
+    /// otherwise prefer runs or the end of the file: taking the end while free pages were left
+    /// made a compaction pass give up (it may not grow the file) and left pages past the tail it
+    /// cut (found by review).
+    @Test func compactionTakesTheLowestFreePagesWhatEverAPagePrefers() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(durability: .durable, retention: .lastRoots(1)))
+        defer { try? store.close() }
+        var generator = SeededGenerator(seed: 0x5EED_0031)
+        print("PagePlacementTests lowest-first seed: \(0x5EED_0031)")
+        let keys = (0..<3_000).map { _ in generator.bytes(24) }
+        try store.write { transaction in
+            for key in keys { try transaction.put(key, generator.bytes(100), in: "data") }
+        }
+        // Free pages scattered through the file, fewer than the allocator keeps before extending.
+        try store.write { transaction in
+            for key in keys.prefix(400) { _ = try transaction.delete(key, in: "data") }
+        }
+        try store.write { try $0.put(keys[2_000], generator.bytes(100), in: "data") }
+        let transaction = try store.beginWrite()
+        defer { transaction.abort() }
+        try transaction.loadEveryReusablePage()
+        let free = transaction.allocator.pool.map(\.rawValue).sorted()
+        let end = transaction.allocator.nextPage
+        #expect(free.count > AllocatorState.singlesKeptBeforeExtending, "the case needs more free pages than that: \(free.count)")
+        transaction.allocator.prefersRuns = true
+        var taken: [UInt64] = []
+        for index in free.indices {
+            // Alternately a page that prefers runs and one of the commit's own pages.
+            taken.append(try transaction.takeFreePage(preferringRuns: index % 2 == 0).rawValue)
+        }
+        #expect(taken == free, "every free page, lowest first, before the end of the file")
+        #expect(transaction.allocator.nextPage == end)
+        #expect(try transaction.takeFreePage(preferringRuns: true).rawValue == end, "then the end of the file")
+    }
 }

@@ -25,6 +25,10 @@ struct AllocatorState {
     var copiesPlacedInRuns = 0
     /// Pages handed out from the pool without preferring runs.
     var reusedCount = 0
+    /// Set once compaction loaded every reusable page (`loadEveryReusablePage`): from then on
+    /// every page is the lowest free one, whatever it prefers, so compaction's copies and its
+    /// commit's own pages never go past the end it is trying to cut.
+    var lowestFirst = false
     /// Every reusable page taken and not yet handed out. Setting it hands them out lowest first.
     var pool: [PageID] {
         get { poolRuns + poolSingles }
@@ -124,7 +128,7 @@ extension WriteTransaction {
             return PageID(allocator.nextPage)
         }
         if let page = allocator.recycled.popLast() { return page }
-        if allocator.prefersRuns || preferringRuns {
+        if (allocator.prefersRuns || preferringRuns) && !allocator.lowestFirst {
             // A few entries at most are consumed looking for a run; the single pages they hold
             // go back to the free tree as leftovers, which the next transaction takes first.
             while allocator.poolRuns.isEmpty && !allocator.exhausted && allocator.entriesConsumedForRuns < 4 {
@@ -171,6 +175,7 @@ extension WriteTransaction {
         var pages = allocator.pool
         while let entry = try consumeNextEntry() { pages += entry }
         allocator.pool = pages.sorted(by: >)
+        allocator.lowestFirst = true
     }
 
     /// Adds the next reusable free-tree entry's pages to the pool.
