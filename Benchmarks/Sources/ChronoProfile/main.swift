@@ -9,6 +9,7 @@
 //   durable STORE RECORDS COUNT        COUNT durable transactions of one put of a new key
 //   group   STORE RECORDS COUNT        8 threads, each COUNT durable transactions of one put (group commit)
 //   deletes STORE RECORDS              delete every other record in one durable transaction
+//   open    STORE RECORDS COUNT        open the store and read one record, COUNT times
 //   history STORE RECORDS COUNT        COUNT transactions of 10 updates to random loaded records
 //                                      (CHRONO_PROFILE_DEFERRED=1: deferred)
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
@@ -93,6 +94,17 @@ case "load":
     }
     report(mode, start, recordCount)
     try store.close()
+case "open":
+    // Opening the store and reading one record, COUNT times (the history benchmark's "open + first read").
+    var total = 0.0
+    for _ in 0..<count {
+        let start = seconds()
+        let store = try Store.open(at: path, options: options)
+        _ = try store.read { try $0.value(forKey: key(0), in: collection) }
+        total += seconds() - start
+        try store.close()
+    }
+    print("open: \(String(format: "%.1f", total / Double(count) * 1e6)) µs per open and first read")
 case "reads":
     let store = try Store.open(at: path, options: options)
     let keys = randomRecords(count, of: recordCount)
