@@ -121,7 +121,8 @@ extension WriteTransaction {
 
     /// Whether ``writeCommit()`` only writes (a durable commit joining a group, whose sync
     /// ``Store/awaitDurable(_:)`` waits for, or a deferred-mode commit that is no checkpoint),
-    /// rather than also syncing as checkpoints and secure delete do.
+    /// rather than also syncing as checkpoints and secure delete do. The base state's secure
+    /// delete flag is the sealed one's: it is set at creation and every state copies its base's.
     package var commitWaitsForNoSync: Bool {
         store.options.durability == .durable ? !base.state.secureDelete : !store.nextCommitSyncs
     }
