@@ -170,4 +170,29 @@ struct SecureDeleteTests {
         try store.close()
         try FileFormatSpecTests.expectAgreement(path, pageSize: 4096)
     }
+
+    /// Zeroing skips pages that already hold only zeros (a commit's candidates are mostly free
+    /// pages it took and left over, zeroed when they first became reusable): of a list of zeroed
+    /// pages and one that holds bytes, it writes only the one (counted on an in-memory file,
+    /// which has no memory map: the pages are read to check them).
+    @Test func zeroingWritesOnlyPagesThatStillHoldBytes() throws {
+        let file = FaultInjectingFile(name: "zeros")
+        let (_, value) = Self.secret(pages: 1)
+        let store = try Store.create(in: file, options: Self.options(.lastRoots(1), secureDelete: true))
+        defer { try? store.close() }
+        try store.write { try $0.put(bytes("a"), value, in: "c") }
+        try store.write { _ = try $0.delete(bytes("a"), in: "c") }
+        let pageCount = try store.snapshot.state.pageCount
+        let head = try store.snapshot.state.head.page
+        #expect(!store.pageFile.holdsOnlyZeros(head, pageCount: pageCount))
+        var zeroed: [PageID] = []
+        for number in 1..<pageCount where store.pageFile.holdsOnlyZeros(PageID(number), pageCount: pageCount) {
+            zeroed.append(PageID(number))
+        }
+        #expect(zeroed.count >= 2, "the freed pages of the deleted value read as zeros: \(zeroed)")
+        let writes = file.writeCount
+        try store.overwriteFreedPages(zeroed + [head], pageCount: pageCount)
+        #expect(file.writeCount == writes + 1)
+        #expect(store.pageFile.holdsOnlyZeros(head, pageCount: pageCount))
+    }
 }

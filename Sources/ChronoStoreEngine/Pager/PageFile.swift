@@ -164,6 +164,29 @@ package final class PageFile: @unchecked Sendable {
         return buffer
     }
 
+    /// Whether page `page` holds only zero bytes as this process sees the file (written bytes
+    /// included, synced or not), read through the memory map, or with `pread` when reads do
+    /// not go through one. False when it cannot be read (the caller then writes the zeros).
+    package func holdsOnlyZeros(_ page: PageID, pageCount: UInt64) -> Bool {
+        let buffer: PageBuffer
+        if page.rawValue >= 1, page.rawValue < pageCount, let window = mapping(covering: page), page.rawValue < window.pageLimit {
+            buffer = window.pages.view(of: page)
+        } else if let read = try? readUncached(page, pageCount: pageCount) {
+            buffer = read
+        } else {
+            return false
+        }
+        return withExtendedLifetime(buffer) {
+            let bytes = buffer.readOnly
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != 0 { return false }
+                offset += 8
+            }
+            return true
+        }
+    }
+
     /// Grows the file to hold `pageCount` pages, so pages allocated but never written (and
     /// recorded as free) still lie inside it.
     package func extend(toPageCount pageCount: UInt64) throws {

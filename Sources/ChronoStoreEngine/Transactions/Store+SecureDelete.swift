@@ -45,7 +45,11 @@ extension Store {
     /// The one place freed pages are overwritten: writes zeros over each page in `pages`, in runs
     /// of adjacent pages. Pages at or beyond `pageCount` (the file's allocation mark) are skipped.
     func overwriteFreedPages(_ pages: [PageID], pageCount: UInt64) throws {
+        // Pages that hold only zeros already are skipped: most of a commit's candidates are
+        // reusable pages it took and left over, zeroed when they first became reusable, and a
+        // write (and its share of the next sync) costs far more than reading a page.
         let sorted = Set(pages.filter { $0.rawValue > 0 && $0.rawValue < pageCount }).sorted()
+            .filter { !pageFile.holdsOnlyZeros($0, pageCount: pageCount) }
         guard !sorted.isEmpty else { return }
         // Zeros for the longest run written (at most 64 pages): most commits free scattered
         // pages, and clearing 256 KiB for each commit cost a tenth of a packing commit's work.
