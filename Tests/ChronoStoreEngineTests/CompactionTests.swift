@@ -249,6 +249,49 @@ struct CompactionTests {
 
 @Suite("Compaction and backup regressions")
 struct CompactionRegressionTests {
+    /// Regression (found by review): with the head pinned (a reader, a snapshot), compaction's
+    /// commit adds a root instead of replacing the head, and retention then prunes the oldest
+    /// root; freeing its packed pages read their entries' sizes from the pack pages as the
+    /// index names them, which compaction had just copied (not on disk yet): a damage error.
+    @Test(arguments: [false, true])
+    func compactionWithAPinnedHeadPrunesPackedHistoryInTheSameCommit(secureDelete: Bool) throws {
+        let directory = try TemporaryDirectory()
+        var generator = SeededGenerator(seed: 0x5EED_0045)
+        print("CompactionRegressionTests packed pinned seed: \(0x5EED_0045)")
+        var options = StoreOptions(retention: .lastRoots(8))
+        options.packing = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 4, branchChainLimit: 4)
+        options.secureDelete = secureDelete
+        let store = try Store.create(at: directory.file("packed-\(secureDelete).chrono"), options: options)
+        defer { try? store.close() }
+        let filler = (0..<2_000).map { _ in generator.bytes(24) }
+        try store.write { transaction in
+            for key in filler { try transaction.put(key, generator.bytes(100), in: "filler") }
+        }
+        for round in 0..<30 {
+            try store.write { transaction in
+                for key in 0..<5 { try transaction.put(bytes("k\((round * 3 + key) % 40)"), generator.bytes(200), in: "history") }
+            }
+        }
+        // Low free pages, so the pack pages lie in the tail compaction moves.
+        try store.write { transaction in
+            for key in filler { _ = try transaction.delete(key, in: "filler") }
+        }
+        for round in 0..<6 {
+            try store.write { transaction in
+                for key in 0..<5 { try transaction.put(bytes("k\((round * 7 + key) % 40)"), generator.bytes(200), in: "history") }
+            }
+        }
+        #expect(try store.snapshot.state.packs.packPages > 0)
+        let expected = try contents(of: store)
+        let reader = try store.beginRead()
+        try store.compact()
+        #expect(try contents(of: reader) == expected)
+        reader.close()
+        #expect(try contents(of: store) == expected)
+        let report = try store.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+    }
+
     /// Regression: with too few free pages for the rebuilt trees, compaction grew the file.
     @Test func compactionNeverGrowsTheFile() throws {
         let directory = try TemporaryDirectory()

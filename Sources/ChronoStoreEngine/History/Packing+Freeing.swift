@@ -26,10 +26,13 @@ extension WriteTransaction {
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed(let packPage, let offset):
             // Only the entry's size is needed: its fields are parsed in place, the delta not copied.
-            guard let packs = treeReader.packs else {
-                throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
-            }
-            loseEntry(in: packPage.page, byteCount: try packs.entryByteCount(of: reference, in: packPage, offset: offset))
+            // Read through the transaction: compaction may have copied the pack page in this
+            // commit, and the index names the copy, which is not on disk yet (found by review).
+            let page = try rawPage(packPage, kind: .pack)
+            let end = try PackPage.usedEnd(of: page, packPage: packPage.page)
+            let size = try PackEntry.encodedByteCount(
+                page.readOnly, offset: offset, end: end, page: reference, named: packWork.counters.namesEntries, packPage: packPage.page)
+            loseEntry(in: packPage.page, byteCount: size)
         case .run:
             allocator.released.append(reference.page)
         case .directory:
@@ -171,7 +174,8 @@ extension WriteTransaction {
             }
             if entries == lost.entries {
                 _ = try packWork.tree.remove(key, editor: self)
-                allocator.released.append(packPage)
+                // A copy compaction made in this commit is dropped unwritten (its slot recycled).
+                releasePage(PageReference(page: packPage, birth: birth), owner: .system)
                 packWork.counters.packPages -= min(packWork.counters.packPages, 1)
             } else {
                 let left = PackIndex.Value.directory(

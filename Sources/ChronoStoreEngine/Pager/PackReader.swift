@@ -58,14 +58,6 @@ final class PackReader {
         return (found.entry, packPage, offset, found.byteCount)
     }
 
-    /// The size of the entry of `reference` at `offset` of `packPage` (its bytes there),
-    /// checked as ``entry(_:)`` checks it, without copying its delta.
-    func entryByteCount(of reference: PageReference, in packPage: PageReference, offset: Int) throws -> Int {
-        let (page, end) = try packPageWithEnd(packPage)
-        return try PackEntry.encodedByteCount(
-            page.readOnly, offset: offset, end: end, page: reference, named: namesEntries, packPage: packPage.page)
-    }
-
     /// Rebuilds `reference` from its pack entry, never from its slot (verify checks every entry).
     func rebuiltFromPack(_ reference: PageReference) throws -> PageBuffer? {
         try rebuild(reference, depth: 0)

@@ -38,19 +38,32 @@ extension Store {
                 return true
             }
         }
-        try overwriteFreedPages(pages, pageCount: snapshot.state.pageCount)
-        lock.withLock { zeroedThrough = max(zeroedThrough, horizon, from) }
+        // Pages this handle's previous pass left zero may be skipped, while nobody else wrote
+        // since: that pass ran right after this handle's previous commit, and this commit's
+        // sync (before this pass) made its zeros durable. Another handle's commit in between
+        // (whose zeros or sync this handle cannot vouch for) or a first pass trusts nothing.
+        let trusted = lock.withLock { transaction.base.transaction == knownZeroAfter ? knownZeroPages : [] }
+        let zeroed = try overwriteFreedPages(pages, pageCount: snapshot.state.pageCount, knownZero: trusted)
+        lock.withLock {
+            zeroedThrough = max(zeroedThrough, horizon, from)
+            knownZeroPages = zeroed
+            knownZeroAfter = snapshot.state.transaction
+        }
     }
 
     /// The one place freed pages are overwritten: writes zeros over each page in `pages`, in runs
-    /// of adjacent pages. Pages at or beyond `pageCount` (the file's allocation mark) are skipped.
-    func overwriteFreedPages(_ pages: [PageID], pageCount: UInt64) throws {
-        // Pages that hold only zeros already are skipped: most of a commit's candidates are
-        // reusable pages it took and left over, zeroed when they first became reusable, and a
-        // write (and its share of the next sync) costs far more than reading a page.
-        let sorted = Set(pages.filter { $0.rawValue > 0 && $0.rawValue < pageCount }).sorted()
-            .filter { !pageFile.holdsOnlyZeros($0, pageCount: pageCount) }
-        guard !sorted.isEmpty else { return }
+    /// of adjacent pages. Pages at or beyond `pageCount` (the file's allocation mark) are skipped,
+    /// and so are pages of `knownZero` that still read as zeros: most of a commit's candidates are
+    /// free pages it took and left over, which the previous pass zeroed, and a write (with its
+    /// share of the next sync) costs far more than reading a page. Only pages this handle zeroed
+    /// and synced qualify: after a failed sync the operating system's copy of a page may read as
+    /// zeros while the disk still holds the old bytes. Returns the pages now zero.
+    @discardableResult
+    func overwriteFreedPages(_ pages: [PageID], pageCount: UInt64, knownZero: Set<PageID> = []) throws -> Set<PageID> {
+        let candidates = Set(pages.filter { $0.rawValue > 0 && $0.rawValue < pageCount })
+        let sorted = candidates.sorted()
+            .filter { !knownZero.contains($0) || !pageFile.holdsOnlyZeros($0, pageCount: pageCount) }
+        guard !sorted.isEmpty else { return candidates }
         // Zeros for the longest run written (at most 64 pages): most commits free scattered
         // pages, and clearing 256 KiB for each commit cost a tenth of a packing commit's work.
         let runLimit = 64
@@ -75,5 +88,6 @@ extension Store {
             }
             index = end
         }
+        return candidates
     }
 }

@@ -43,6 +43,10 @@ package final class Store: @unchecked Sendable {
     private var transactionFloor = TransactionID.none
     /// Secure delete: free-tree entries released at or before this were overwritten with zeros.
     var zeroedThrough = TransactionID.none
+    /// Secure delete: the pages this handle's last zeroing pass left zero (it wrote the zeros, or
+    /// found them), after its commit `knownZeroAfter`; see `overwriteFreedPages`.
+    var knownZeroPages: Set<PageID> = []
+    var knownZeroAfter = TransactionID.none
 
     init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
          access: StoreAccess, recovered: Recovery.Outcome) {
