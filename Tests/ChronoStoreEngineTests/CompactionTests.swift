@@ -290,6 +290,11 @@ struct CompactionRegressionTests {
         #expect(try contents(of: store) == expected)
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        // Then clearing the history keeps the head, whole, and a sound store.
+        try store.clearHistory()
+        #expect(try contents(of: store) == expected)
+        let cleared = try store.verify()
+        #expect(cleared.isSound && cleared.leakedPageCount == 0, "\(cleared)")
     }
 
     /// Regression: with too few free pages for the rebuilt trees, compaction grew the file.
