@@ -75,9 +75,7 @@ extension WriteTransaction {
             guard let found = try treeReader.packs?.entry(reference) else {
                 throw StoreError.malformedPage(page: packWork.tree.root.page, reason: "pack index entry of \(reference) is unreadable")
             }
-            packWork.pending[reference] = found.entry
-            packWork.repacked.insert(reference)
-            loseEntry(in: found.packPage.page, byteCount: found.byteCount)
+            repackEntry(reference, found.entry, from: found.packPage.page, byteCount: found.byteCount)
         }
         var copies: [PageID: PageID] = [:]
         for (old, info) in moving.sorted(by: { $0.key < $1.key }) {

@@ -40,6 +40,15 @@ extension WriteTransaction {
         }
     }
 
+    /// Moves the live entry of `reference` out of `packPage` into the commit's pending entries:
+    /// written into a new pack page at commit (its index value still names the old page until
+    /// then), and the old page one entry lighter.
+    func repackEntry(_ reference: PageReference, _ entry: PackEntry, from packPage: PageID, byteCount: Int) {
+        packWork.pending[reference] = entry
+        packWork.repacked.insert(reference)
+        loseEntry(in: packPage, byteCount: byteCount)
+    }
+
     func loseEntry(in recordedPage: PageID, byteCount: Int) {
         let packPage = packWork.relocated[recordedPage] ?? recordedPage
         var lost = packWork.lost[packPage] ?? (0, 0)
@@ -233,10 +242,8 @@ extension WriteTransaction {
                         value, page: packWork.tree.root.page, owner: survivor.page.birth),
                     holder.page == packPage, offset == survivor.offset
                 else { continue }
-                packWork.pending[survivor.page] = survivor.entry
                 packWork.survivors[survivor.page] = packWork.survivors.count
-                packWork.repacked.insert(survivor.page)
-                loseEntry(in: packPage, byteCount: survivor.byteCount)
+                repackEntry(survivor.page, survivor.entry, from: packPage, byteCount: survivor.byteCount)
             }
         }
     }
@@ -272,14 +279,16 @@ extension WriteTransaction {
         var pages: [(buffer: [UInt8], entries: [(PageReference, Int)])] = []
         var lastWasSurvivor = false
         for (reference, bytes) in encoded {
-            let fits: ((buffer: [UInt8], entries: [(PageReference, Int)])) -> Bool = { $0.buffer.count + bytes.count <= capacity }
-            var open = byDeath ? (pages.last.map(fits) == true ? pages.count - 1 : nil) : pages.firstIndex(where: fits)
+            func fits(_ index: Int) -> Bool { pages[index].buffer.count + bytes.count <= capacity }
+            let open: Int?
             if byDeath {
-                // Survivors die within the next few commits: entries that live longer do not
-                // share their page (they would be rewritten when the survivors go).
+                // Next fit; survivors die within the next few commits, so entries that live
+                // longer start a page of their own (they would be rewritten when the survivors go).
                 let isSurvivor = packWork.survivors[reference] != nil
-                if lastWasSurvivor && !isSurvivor { open = nil }
+                open = lastWasSurvivor && !isSurvivor ? nil : pages.indices.last.flatMap { fits($0) ? $0 : nil }
                 lastWasSurvivor = isSurvivor
+            } else {
+                open = pages.indices.first(where: fits)
             }
             let index = open ?? {
                 pages.append(([], []))
