@@ -83,6 +83,18 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     /// the data file short while the store is open: reading a mapped page past the end of the
     /// file stops the process (`SIGBUS`) where a copied read would report a damaged store.
     public var memoryMappedReads = true
+    /// Keep the old page versions that retained history needs as deltas against their newer
+    /// versions, packed densely (packed history; default true). History then costs about what
+    /// changed: with ten updated records a transaction and the last 100 roots kept, about a third
+    /// of the file that whole old pages take.
+    ///
+    /// Packing is processor time inside commits (about 40 % of a ten-update durable commit's
+    /// time under the last 100 roots; Docs/Performance.md), the newest few roots are never
+    /// packed, and secure delete pays for it with extra page writes. Set it to false where
+    /// commit speed matters more than the file's size: this handle's commits then keep old
+    /// versions as whole pages. It is not stored: versions packed before stay packed and read
+    /// the same, and the next handle opened with it true packs again.
+    public var packsHistory = true
 
     /// Options with the defaults described on each property.
     public init(
@@ -102,6 +114,7 @@ public struct ChronoStoreOptions: Sendable, Equatable {
             dropsUndoneBranches: dropsUndoneBranches)
         options.secureDelete = secureDelete
         options.memoryMappedReads = memoryMappedReads
+        if !packsHistory { options.packing = .disabled }
         switch durability {
         case .durable: options.durability = .durable
         case .deferred(let interval):
