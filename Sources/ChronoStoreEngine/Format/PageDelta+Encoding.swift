@@ -130,6 +130,11 @@ extension PageDelta {
         var position = 0
         while position < target.count {
             let value = target[position]
+            // Most bytes of a page start no run: one compare moves past them.
+            if position + 1 < target.count && target[position + 1] != value {
+                position += 1
+                continue
+            }
             var end = position + 1
             // Runs (the zero tail of a page above all) are measured 8 bytes at a time.
             let pattern = UInt64(value) &* 0x0101_0101_0101_0101
