@@ -141,6 +141,31 @@ struct GroupCommitTests {
         #expect(try reopened.verify().isSound)
     }
 
+    @Test func aRegisteredCommitsPagesWaitForItsGroupsLeaderWhileTheNextWriterReadsThem() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        try store.write { try $0.put(bytes("base"), bytes("base"), in: "c") }
+        let writesBefore = file.writeCount
+        let first = try #require(try store.beginWrite().putting("first"))
+        #expect(file.writeCount == writesBefore, "a registered commit writes nothing before its group's leader")
+        // The next writer builds on the registered commit: its pages come from the stage.
+        let next = try store.beginWrite()
+        #expect(try next.value(forKey: bytes("first"), in: "c") == bytes("first"))
+        #expect(try next.count(in: "c") == 2)
+        let second = try #require(try next.putting("second"))
+        #expect(file.writeCount == writesBefore)
+        try store.awaitDurable(first)
+        try store.awaitDurable(second)
+        #expect(file.writeCount > writesBefore)
+        #expect(file.pendingOperationCount == 0)
+        #expect(try store.read { try $0.count(in: "c") } == 3)
+        try store.close()
+        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        #expect(try reopened.read { try $0.value(forKey: bytes("second"), in: "c") } == bytes("second"))
+        #expect(try reopened.read { try $0.count(in: "c") } == 3)
+        #expect(try reopened.verify().isSound)
+    }
+
     @Test func aFailedGroupSyncFailsEveryCommitItCoversAndTheStoreKeepsTheAcknowledgedOnes() throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))

@@ -12,6 +12,8 @@ package final class PageFile: @unchecked Sendable {
     /// deltas, so readers of old roots of a large store (100,000 records: 7,000 leaves) must not
     /// evict each other's pages (filled only by such readers).
     package let rebuiltCache: PageCache
+    /// Pages of registered group-commit members not written yet, read as if they were.
+    let staged = StagedPages()
     private let sizeLock = Lock()
     /// A length the file is known to have reached (guarded by `sizeLock`).
     private var knownByteCount: UInt64 = 0
@@ -55,6 +57,16 @@ package final class PageFile: @unchecked Sendable {
     func read(
         _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
     ) throws -> PageBuffer {
+        if let page = staged.page(reference.page) {
+            // Built and sealed by this process: only the reference needs checking.
+            if page.birth != reference.birth {
+                throw StoreError.pageBirthMismatch(page: reference.page, expected: reference.birth, found: page.birth)
+            }
+            if let kind, page.kindByte != kind.rawValue {
+                throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
+            }
+            return page
+        }
         if cached, mappableFile != nil,
             let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window)
         {
@@ -207,6 +219,14 @@ package final class PageFile: @unchecked Sendable {
     /// Forgets the remembered file size (after the file was cut).
     package func forgetByteCount() {
         sizeLock.withLock { knownByteCount = 0 }
+    }
+
+    /// Writes the staged pages of the commits up to `transaction` (a group's members), then
+    /// forgets them.
+    func writeStaged(through transaction: TransactionID) throws {
+        let pages = staged.pages(bornThrough: transaction)
+        try write(pages)
+        staged.forget(pages)
     }
 
     /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.

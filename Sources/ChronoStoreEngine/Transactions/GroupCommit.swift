@@ -10,11 +10,12 @@ package struct CommitTicket: Sendable {
 
 /// The durable commits this process has written but not yet acknowledged, and who syncs them.
 ///
-/// A durable commit is built and its pages written while its writer holds the in-process
-/// ``WriterGate``, as before, but its header slot and sync come later: it *registers* here,
-/// releases the gate (the process keeps the data file's writer lock) and waits. The next writer
-/// of this process builds on it at once. One waiter at a time becomes the *leader*: it takes every
-/// commit registered so far as one *group*, writes one header slot naming the newest, syncs once,
+/// A durable commit is built and its pages staged (``StagedPages``) while its writer holds the
+/// in-process ``WriterGate``, but its page writes, header slot and sync come later: it *registers*
+/// here, releases the gate (the process keeps the data file's writer lock) and waits. The next
+/// writer of this process builds on it at once. One waiter at a time becomes the *leader*: it takes
+/// every commit registered so far as one *group*, writes their pages and one header slot naming
+/// the newest, syncs once,
 /// and acknowledges them all; waiters whose commit a finished group covers return, the others
 /// wait for the next group, whose leader one of them becomes.
 ///
@@ -79,9 +80,11 @@ final class GroupCommit: @unchecked Sendable {
         mutex.withLock { holdsFileWriter = false }
     }
 
-    /// With the gate held: the state a new writer builds on, and the epoch it builds in.
-    func base(published: StoreSnapshot) -> (StoreSnapshot, UInt64) {
-        mutex.withLock { (written ?? published, epoch) }
+    /// With the gate held: the state a new writer builds on, the epoch it builds in, and whether
+    /// no registered commit awaits its group's sync (pages still staged then belong to commits
+    /// that failed, and nothing builds on them any more).
+    func base(published: StoreSnapshot) -> (StoreSnapshot, UInt64, nothingPending: Bool) {
+        mutex.withLock { (written ?? published, epoch, pendingCount == 0) }
     }
 
     /// The synced transaction a durable commit on `base` names: its base when nothing is pending

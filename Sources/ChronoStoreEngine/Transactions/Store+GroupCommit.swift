@@ -1,15 +1,18 @@
 // Durable commits in groups: register a written commit, wait for the sync covering it, lead a group's sync.
 
 extension Store {
-    /// Writes a built durable commit's pages and registers it for the next group's sync, then
+    /// Stages a built durable commit's pages and registers it for the next group's sync, then
     /// releases the gate (the process keeps the file's writer lock until the group is synced).
-    /// The next writer of this process builds on this commit at once.
+    /// The next writer of this process builds on this commit at once, reading its pages from the
+    /// stage; the group's leader writes them (see ``PageFile/writeStaged(through:)``).
     func writeGroupMember(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot) throws -> CommitTicket {
         defer { releaseWriter() }
         do {
-            try pageFile.write(pages)
+            // Staged before registering: a leader may take the group as soon as it is registered.
+            pageFile.staged.stage(pages)
             try pageFile.extend(toPageCount: snapshot.state.pageCount)
         } catch {
+            pageFile.staged.forget(pages)
             groupCommit.cancelNaming()
             pruningMemory.forget()
             throw error
@@ -22,6 +25,7 @@ extension Store {
         do {
             return try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
         } catch {
+            pageFile.staged.forget(pages)
             pruningMemory.forget()
             throw error
         }
@@ -48,6 +52,8 @@ extension Store {
     private func syncGroup(_ group: GroupCommit.Group) throws {
         let (index, slot) = lock.withLock { slots.nextSlot(for: group.end.stateReference, syncs: true) }
         do {
+            // The members' pages first, in runs: the slot must reach the file after them.
+            try pageFile.writeStaged(through: group.end.transaction)
             try writeSlot(slot, at: index)
             try pageFile.file.synchronize()
         } catch let error as IOError where error.operation == "fdatasync" {

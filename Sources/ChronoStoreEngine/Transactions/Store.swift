@@ -192,14 +192,15 @@ package final class Store: @unchecked Sendable {
                 return nil
             }
             try upgradeFormatIfNeeded()
-            let (snapshot, horizon, pinned, id, epoch) = try lock.withLock {
-                () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID, UInt64) in
+            let (snapshot, horizon, pinned, id, epoch, nothingPending) = try lock.withLock {
+                () throws -> (StoreSnapshot, TransactionID, PinnedRoots, TransactionID, UInt64, Bool) in
                 if let failure { throw StoreError.writesDisabledAfterSyncFailure(underlying: failure) }
                 let elsewhere = oldestReadElsewhere()
-                let (base, epoch) = groupCommit.base(published: published)
+                let (base, epoch, nothingPending) = groupCommit.base(published: published)
                 let id = try reserveTransactionLocked()
-                return (base, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere, base: base), id, epoch)
+                return (base, horizonLocked(elsewhere), pinnedRootsLocked(elsewhere, base: base), id, epoch, nothingPending)
             }
+            if nothingPending { pageFile.staged.removeAll() }
             let transaction = WriteTransaction(store: self, base: snapshot, transaction: id, horizon: horizon, pinnedRoots: pinned)
             transaction.groupEpoch = epoch
             return transaction

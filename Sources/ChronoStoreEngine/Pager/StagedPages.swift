@@ -1,0 +1,63 @@
+// Pages of registered group-commit members that their group's leader has not written yet.
+
+import ChronoAtomics
+
+/// Sealed pages of durable commits that joined a group (see `GroupCommit`) and are not in the
+/// file yet: the group's leader writes them all, in runs, right before its header slot, instead
+/// of each writer writing its own while it holds the writer gate.
+///
+/// Until then every read of this process finds them here, as if they were already in the file:
+/// the next writer builds on a registered commit at once. Nobody else can ask for them: another
+/// process sees no state naming them until the group's slot is written (after these pages), and
+/// a page staged here is one no published state reaches (a commit reuses only pages whose release
+/// is synced, and pages released by registered commits are not reused until their group is
+/// synced), so its file bytes were garbage to every reader anyway.
+///
+/// `@unchecked Sendable`: `pages` is guarded by `lock`; `count` is only touched atomically.
+final class StagedPages: @unchecked Sendable {
+    private let lock = Lock()
+    private var pages: [PageID: PageBuffer] = [:]
+    /// How many pages are staged: every page read loads it, and takes the lock only when it is
+    /// not zero (while group commits are in flight).
+    private let count = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+
+    init() { count.initialize(to: 0) }
+
+    deinit { count.deallocate() }
+
+    /// The staged page at `page`, if any.
+    func page(_ page: PageID) -> PageBuffer? {
+        guard chrono_atomic_load(count) != 0 else { return nil }
+        return lock.withLock { pages[page] }
+    }
+
+    /// Stages `buffers`; a staged page of the same number is replaced (a later commit's copy).
+    func stage(_ buffers: [PageBuffer]) {
+        lock.withLock {
+            for buffer in buffers { pages[buffer.pageID] = buffer }
+            chrono_atomic_store(count, UInt64(pages.count))
+        }
+    }
+
+    /// The staged pages born at or before `transaction`: the commits of a group ending there.
+    func pages(bornThrough transaction: TransactionID) -> [PageBuffer] {
+        lock.withLock { pages.values.filter { $0.birth <= transaction } }
+    }
+
+    /// Forgets `written`, now in the file, unless a later commit staged the same page number since.
+    func forget(_ written: [PageBuffer]) {
+        lock.withLock {
+            for buffer in written where pages[buffer.pageID] === buffer { pages[buffer.pageID] = nil }
+            chrono_atomic_store(count, UInt64(pages.count))
+        }
+    }
+
+    /// Forgets every staged page (those of commits that failed: nothing builds on them).
+    func removeAll() {
+        guard chrono_atomic_load(count) != 0 else { return }
+        lock.withLock {
+            pages.removeAll()
+            chrono_atomic_store(count, 0)
+        }
+    }
+}
