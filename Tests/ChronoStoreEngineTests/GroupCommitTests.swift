@@ -229,7 +229,7 @@ struct GroupCommitTests {
         let targetPoints = Environment.soakEnabled ? 20_000 : 400
         var crashPoints = 0
         while crashPoints < targetPoints {
-            let simulator = CrashSimulator(durability: .durable, retention: [.lastRoots(2), .limitless][Int.random(in: 0..<2, using: &seeds)])
+            let simulator = CrashSimulator(durability: .durable, retention: [.lastRoots(1), .lastRoots(2), .limitless][Int.random(in: 0..<3, using: &seeds)])
             let workload = PipelinedWorkload(seed: seeds.next(), stepCount: Int.random(in: 3...8, using: &seeds))
             let operations = try simulator.operationCount { store, file in try workload.run(on: store, file: file) }
             for crashAfter in 0..<operations {

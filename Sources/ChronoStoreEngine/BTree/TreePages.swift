@@ -53,4 +53,46 @@ enum TreePages {
             for page in dataPages { try body(PageReference(page: page, birth: reference.index.birth), .overflowData) }
         }
     }
+
+    /// Calls `body` with every page of the tree at `root` born after `floor` (nodes, then overflow
+    /// pages of values), reading and verifying each node: copy-on-write puts every page born
+    /// after `floor` below a parent born after it too. Pages in `visited` are passed over (with
+    /// what hangs below them), and the ones visited are added, so trees sharing pages (the roots
+    /// of several commits) are walked in time proportional to their distinct pages.
+    static func forEach(
+        in root: PageReference, reader: some TreeReading, bornAfter floor: TransactionID,
+        visited: inout Set<PageReference>, _ body: (PageReference, PageKind) throws -> Void
+    ) throws {
+        try visit(root, reader, after: floor, depth: 0, &visited, body)
+    }
+
+    private static func visit(
+        _ reference: PageReference, _ reader: some TreeReading, after floor: TransactionID, depth: Int,
+        _ visited: inout Set<PageReference>, _ body: (PageReference, PageKind) throws -> Void
+    ) throws {
+        guard !reference.isNone, reference.birth > floor else { return }
+        try KeyInterval.checkDepth(depth, page: reference.page)
+        guard visited.insert(reference).inserted else { return }
+        func value(_ value: LeafValue) throws {
+            guard case .overflow(let overflow) = value, overflow.index.birth > floor else { return }
+            try Overflow.forEachIndexPage(overflow, reader: reader) { index, dataPages in
+                try body(index, .overflowIndex)
+                for page in dataPages { try body(PageReference(page: page, birth: overflow.index.birth), .overflowData) }
+            }
+        }
+        switch try reader.node(reference) {
+        case .leafPage(let view):
+            try body(reference, .leaf)
+            for index in 0..<view.count { try value(view.value(at: index)) }
+        case .leaf(let node):
+            try body(reference, .leaf)
+            for leafValue in node.values { try value(leafValue) }
+        case .branchPage(let view):
+            try body(reference, .branch)
+            for index in 0...view.keyCount { try visit(view.child(at: index), reader, after: floor, depth: depth + 1, &visited, body) }
+        case .branch(let node):
+            try body(reference, .branch)
+            for child in node.children { try visit(child, reader, after: floor, depth: depth + 1, &visited, body) }
+        }
+    }
 }

@@ -221,12 +221,12 @@ package final class PageFile: @unchecked Sendable {
         sizeLock.withLock { knownByteCount = 0 }
     }
 
-    /// Writes the staged pages of the commits up to `transaction` (a group's members), then
-    /// forgets them.
+    /// Writes the staged pages of the commits up to `transaction` (a group's members) that the
+    /// group's end still reaches, then forgets them all (see ``StagedPages``).
     func writeStaged(through transaction: TransactionID) throws {
-        let pages = staged.pages(bornThrough: transaction)
-        try write(pages)
-        staged.forget(pages)
+        let (live, dead) = staged.pages(bornThrough: transaction)
+        try write(live)
+        staged.forget(live + dead)
     }
 
     /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.

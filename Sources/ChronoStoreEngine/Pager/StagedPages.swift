@@ -17,6 +17,9 @@ import ChronoAtomics
 final class StagedPages: @unchecked Sendable {
     private let lock = Lock()
     private var pages: [PageID: PageBuffer] = [:]
+    /// The pages each staged commit released: a staged page a later member of the same group
+    /// released is no part of the group's end state, and is not written at all.
+    private var releases: [(transaction: TransactionID, pages: [PageID])] = []
     /// How many pages are staged: every page read loads it, and takes the lock only when it is
     /// not zero (while group commits are in flight).
     private let count = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
@@ -31,20 +34,43 @@ final class StagedPages: @unchecked Sendable {
         return lock.withLock { pages[page] }
     }
 
-    /// Stages `buffers`; a staged page of the same number is replaced (a later commit's copy).
-    func stage(_ buffers: [PageBuffer]) {
+    /// Stages the pages of commit `transaction`, and the pages it released.
+    func stage(_ buffers: [PageBuffer], released: [PageID], by transaction: TransactionID) {
         lock.withLock {
             for buffer in buffers { pages[buffer.pageID] = buffer }
+            if !released.isEmpty { releases.append((transaction, released)) }
             chrono_atomic_store(count, UInt64(pages.count))
         }
     }
 
-    /// The staged pages born at or before `transaction`: the commits of a group ending there.
-    func pages(bornThrough transaction: TransactionID) -> [PageBuffer] {
-        lock.withLock { pages.values.filter { $0.birth <= transaction } }
+    /// The staged pages born at or before `transaction` (the commits of a group ending there):
+    /// those the group's end state still reaches (`live`), and those a member released after
+    /// an earlier one wrote them (`dead`: freed before the group's end, never needed on disk).
+    func pages(bornThrough transaction: TransactionID) -> (live: [PageBuffer], dead: [PageBuffer]) {
+        lock.withLock {
+            var released = Set<PageID>()
+            for release in releases where release.transaction <= transaction { released.formUnion(release.pages) }
+            releases.removeAll { $0.transaction <= transaction }
+            var live: [PageBuffer] = []
+            var dead: [PageBuffer] = []
+            for page in pages.values where page.birth <= transaction {
+                if released.contains(page.pageID) { dead.append(page) } else { live.append(page) }
+            }
+            return (live, dead)
+        }
     }
 
-    /// Forgets `written`, now in the file, unless a later commit staged the same page number since.
+    /// Takes the pages and releases of commit `transaction` off the stage: it failed before it
+    /// registered, so nothing builds on it.
+    func remove(_ buffers: [PageBuffer], of transaction: TransactionID) {
+        lock.withLock {
+            releases.removeAll { $0.transaction == transaction }
+            for buffer in buffers where pages[buffer.pageID] === buffer { pages[buffer.pageID] = nil }
+            chrono_atomic_store(count, UInt64(pages.count))
+        }
+    }
+
+    /// Forgets `written`, now in the file (or dead), unless a later commit staged the same page number since.
     func forget(_ written: [PageBuffer]) {
         lock.withLock {
             for buffer in written where pages[buffer.pageID] === buffer { pages[buffer.pageID] = nil }
@@ -57,6 +83,7 @@ final class StagedPages: @unchecked Sendable {
         guard chrono_atomic_load(count) != 0 else { return }
         lock.withLock {
             pages.removeAll()
+            releases.removeAll()
             chrono_atomic_store(count, 0)
         }
     }

@@ -142,6 +142,10 @@ enum Recovery {
     /// states before it: the state page, the head root if it is new, its lists and introduced
     /// pages, and the system-tree pages born in that transaction (found by descending only into
     /// children born then: copy-on-write puts every new page below a new parent).
+    ///
+    /// A state after several unsynced ones (a group commit's end, or deferred-mode commits) is
+    /// checked by what it reaches instead (``validateReachable(_:reader:)``): a group's leader
+    /// does not write the pages its later members freed, such as the earlier members' states.
     static func validateTransition(
         _ state: PageReference, pageFile: PageFile, pageCount: UInt64, recorder: PageRecorder? = nil
     ) throws {
@@ -150,6 +154,10 @@ enum Recovery {
             let reader = SnapshotReader(pageFile: pageFile, pageCount: pageCount, recorder: recorder)
             let statePage = try reader.checkedPage(next, kind: .state)
             let record = try StateRecord.decode(statePage)
+            if next == state, !record.previous.isNone, record.previous.birth > record.syncedTransaction {
+                try validateReachable(record, reader: reader)
+                return
+            }
             let transaction = record.transaction
             if record.head.birth == transaction {
                 let root = try LoadedRoot(record.head, reader: reader)
@@ -164,21 +172,79 @@ enum Recovery {
             for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
                 try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
             }
-            try validateMergedLists(record, reader: reader)
-            try validatePackPages(record, reader: reader)
+            let floor = TransactionID(transaction.rawValue - 1)
+            try validateMergedLists(record, reader: reader, bornAfter: floor)
+            try validatePackPages(record, reader: reader, bornAfter: floor)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
             // Decoding guarantees each previous state is strictly older, so this walk ends.
             next = record.previous
         }
     }
 
-    /// Merged lifetime lists written by this transaction hang off history entries in leaves it
-    /// wrote, or in the state's journal (format version 4); read (and so verify) each of their
-    /// chunks. A journal record replaces or removes a leaf's entry of the same root, as for
-    /// every reader: the chunks of an entry the journal replaced may have been released.
-    private static func validateMergedLists(_ state: StateRecord, reader: SnapshotReader) throws {
+    /// Verifies every page born after the state's synced transaction that the state reaches: its
+    /// system trees, the merged lists and pack pages written since, and for each root committed
+    /// since that is still retained, its root page, its lists and its trees. Copy-on-write puts
+    /// every such page below a parent born after the synced transaction, so each walk descends
+    /// only into those. Pages written since and freed again before this state (an earlier group
+    /// member's state page, the path copies a later member replaced) are no part of it: recovery
+    /// needs only what the state it opens reaches. Cost: O(pages born since, times tree depth).
+    static func validateReachable(_ record: StateRecord, reader: SnapshotReader) throws {
+        let floor = record.syncedTransaction
+        var visited = Set<PageReference>()
+        for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
+            try TreePages.forEach(in: tree, reader: reader, bornAfter: floor, visited: &visited) { _, _ in }
+        }
+        try validateMergedLists(record, reader: reader, bornAfter: floor)
+        try validatePackPages(record, reader: reader, bornAfter: floor)
+        // The head's pages are in their slots. An older root committed since may have had pages
+        // packed (its versions left the packing window): its pages are read through the pack
+        // index too, and only those read from their slots are recorded (rewritten before the
+        // state is marked durable; the pack pages holding the others were checked above).
+        let packed = SnapshotReader(pageFile: reader.pageFile, pageCount: reader.pageCount, packs: record.packs)
+        let entries = try historyEntries(record, reader: reader, bornAfter: floor).values
+            .filter { $0.rootPage.birth > floor }
+            .sorted { ($0.rootPage == record.head) && !($1.rootPage == record.head) }
+        for entry in entries {
+            let isHead = entry.rootPage == record.head
+            let rootReader = isHead ? reader : packed
+            var read: [PageReference] = []
+            func check(_ page: PageReference, _ kind: PageKind) throws {
+                if kind == .overflowData { _ = try rootReader.checkedPage(page, kind: .overflowData) }
+                read.append(page)
+            }
+            let root = try LoadedRoot(entry.rootPage, reader: rootReader)
+            _ = try root.invalidatedPages(reader: rootReader)
+            _ = try root.introducedPages(reader: rootReader)
+            read += try root.metadataPages(reader: rootReader)
+            var catalogLeaves: [PageReference] = []
+            try TreePages.forEach(in: root.record.catalog, reader: rootReader, bornAfter: floor, visited: &visited) { page, kind in
+                try check(page, kind)
+                if kind == .leaf { catalogLeaves.append(page) }
+            }
+            for leaf in catalogLeaves {
+                guard case .leafPage(let view) = try rootReader.node(leaf) else { continue }
+                for index in 0..<view.count {
+                    let collection = try CollectionEntry.decode(view.value(at: index), page: leaf.page)
+                    try TreePages.forEach(in: collection.root, reader: rootReader, bornAfter: floor, visited: &visited, check)
+                }
+            }
+            guard !isHead, let recorder = reader.recorder else { continue }
+            for page in read where page.birth > floor {
+                if let packs = packed.packs, try packs.entry(page) != nil { continue }
+                recorder.pages.append(page)
+            }
+        }
+    }
+
+    /// The history entries held in history index leaves born after `floor`, with the state's
+    /// journal records applied (a journal record replaces or removes a leaf's entry of the same
+    /// root, as for every reader).
+    private static func historyEntries(
+        _ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID
+    ) throws -> [TransactionID: HistoryEntry] {
         var leaves: [PageReference] = []
-        try TreePages.forEach(in: state.historyIndex, reader: reader, bornIn: state.transaction) { page, kind in
+        var visited = Set<PageReference>()
+        try TreePages.forEach(in: state.historyIndex, reader: reader, bornAfter: floor, visited: &visited) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
         var entries: [TransactionID: HistoryEntry] = [:]
@@ -197,9 +263,17 @@ enum Recovery {
             }
             entries[root] = try HistoryEntry.decode(.inline(value), page: state.journal.historyIndex.page)
         }
-        for entry in entries.values {
+        return entries
+    }
+
+    /// Merged lifetime lists written by this transaction hang off history entries in leaves it
+    /// wrote, or in the state's journal (format version 4); read (and so verify) each of their
+    /// chunks. A journal record replaces or removes a leaf's entry of the same root, as for
+    /// every reader: the chunks of an entry the journal replaced may have been released.
+    private static func validateMergedLists(_ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID) throws {
+        for entry in try historyEntries(state, reader: reader, bornAfter: floor).values {
             for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
-            where !rootOwned && !list.isInline && list.firstChunk.birth == state.transaction {
+            where !rootOwned && !list.isInline && list.firstChunk.birth > floor {
                 _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
             }
         }
@@ -207,9 +281,10 @@ enum Recovery {
 
     /// Pack pages written by this transaction are named by directory entries in pack index
     /// leaves it wrote; read (and so verify) each of them.
-    private static func validatePackPages(_ state: StateRecord, reader: SnapshotReader) throws {
+    private static func validatePackPages(_ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID) throws {
         var leaves: [PageReference] = []
-        try TreePages.forEach(in: state.packs.index, reader: reader, bornIn: state.transaction) { page, kind in
+        var visited = Set<PageReference>()
+        try TreePages.forEach(in: state.packs.index, reader: reader, bornAfter: floor, visited: &visited) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
         for leaf in leaves {
@@ -217,7 +292,7 @@ enum Recovery {
             for index in 0..<view.count {
                 guard let packPage = PackIndex.packPage(ofDirectoryKey: Array(view.key(at: index))),
                     case .directory(let birth, _, _) = try PackIndex.decode(view.value(at: index), page: leaf.page),
-                    birth == state.transaction
+                    birth > floor
                 else { continue }
                 _ = try reader.checkedPage(PageReference(page: packPage, birth: birth), kind: .pack)
             }

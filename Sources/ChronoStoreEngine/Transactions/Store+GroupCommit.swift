@@ -9,10 +9,10 @@ extension Store {
         defer { releaseWriter() }
         do {
             // Staged before registering: a leader may take the group as soon as it is registered.
-            pageFile.staged.stage(pages)
+            pageFile.staged.stage(pages, released: transaction.allocator.released, by: transaction.transaction)
             try pageFile.extend(toPageCount: snapshot.state.pageCount)
         } catch {
-            pageFile.staged.forget(pages)
+            pageFile.staged.remove(pages, of: transaction.transaction)
             groupCommit.cancelNaming()
             pruningMemory.forget()
             throw error
@@ -25,7 +25,7 @@ extension Store {
         do {
             return try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
         } catch {
-            pageFile.staged.forget(pages)
+            pageFile.staged.remove(pages, of: transaction.transaction)
             pruningMemory.forget()
             throw error
         }
