@@ -196,17 +196,12 @@ enum Recovery {
         }
         try validateMergedLists(record, reader: reader, bornAfter: floor)
         try validatePackPages(record, reader: reader, bornAfter: floor)
-        // The head's pages are in their slots. An older root committed since may have had pages
-        // packed (its versions left the packing window): its pages are read through the pack
-        // index too, and only those read from their slots are recorded (rewritten before the
-        // state is marked durable; the pack pages holding the others were checked above).
-        let packed = SnapshotReader(pageFile: reader.pageFile, pageCount: reader.pageCount, packs: record.packs)
-        let entries = try historyEntries(record, reader: reader, bornAfter: floor).values
-            .filter { $0.rootPage.birth > floor }
-            .sorted { ($0.rootPage == record.head) && !($1.rootPage == record.head) }
-        for entry in entries {
-            let isHead = entry.rootPage == record.head
-            let rootReader = isHead ? reader : packed
+        // A root committed since may have had pages packed (versions that left the packing
+        // window, even the head's after an undo): roots' pages are read through the pack index
+        // too, and only those in their slots are recorded (rewritten before the state is marked
+        // durable; the pack pages holding the others were checked above).
+        let rootReader = SnapshotReader(pageFile: reader.pageFile, pageCount: reader.pageCount, packs: record.packs)
+        for entry in try historyEntries(record, reader: reader, bornAfter: floor).values where entry.rootPage.birth > floor {
             var read: [PageReference] = []
             func check(_ page: PageReference, _ kind: PageKind) throws {
                 if kind == .overflowData { _ = try rootReader.checkedPage(page, kind: .overflowData) }
@@ -228,9 +223,9 @@ enum Recovery {
                     try TreePages.forEach(in: collection.root, reader: rootReader, bornAfter: floor, visited: &visited, check)
                 }
             }
-            guard !isHead, let recorder = reader.recorder else { continue }
+            guard let recorder = reader.recorder else { continue }
             for page in read where page.birth > floor {
-                if let packs = packed.packs, try packs.entry(page) != nil { continue }
+                if let packs = rootReader.packs, try packs.entry(page) != nil { continue }
                 recorder.pages.append(page)
             }
         }
