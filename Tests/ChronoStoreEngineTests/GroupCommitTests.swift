@@ -166,6 +166,37 @@ struct GroupCommitTests {
         #expect(try reopened.verify().isSound)
     }
 
+    @Test func aGroupsLeaderLeavesPagesALaterMemberFreedUnwrittenAndRecoveryOpensTheEnd() throws {
+        let file = FaultInjectingFile()
+        let options = StoreOptions(durability: .durable, retention: .lastRoots(1))
+        let store = try Store.create(in: file, options: options)
+        try store.write { try $0.put(bytes("base"), bytes("base"), in: "c") }
+        let first = try #require(try store.beginWrite().putting("first"))
+        let second = try #require(try store.beginWrite().putting("second"))
+        try store.awaitDurable(second)
+        try store.awaitDurable(first)
+        // The end's previous state is the first member's: the second released it, so it was
+        // never written (its slot holds whatever was there before, not that state).
+        let end = try store.snapshot
+        let firstState = end.state.previous
+        #expect(firstState.birth == TransactionID(end.transaction.rawValue - 1))
+        let image = file.durableImage
+        let pageSize = store.pageFile.pageSize
+        let offset = Int(firstState.page.rawValue) * pageSize
+        let slot = PageBuffer(pageSize: pageSize)
+        if offset + pageSize <= image.count {
+            image.withUnsafeBytes { slot.bytes.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: pageSize) }
+        }
+        #expect(throws: StoreError.self, "the first member's state page was written") {
+            try slot.verify(page: firstState.page, kind: .state, birth: firstState.birth)
+        }
+        try store.close()
+        // A crash right after the group's sync: recovery checks the end by what it reaches.
+        let reopened = try Store.open(file: FaultInjectingFile(image: image), options: options)
+        #expect(try reopened.read { try $0.count(in: "c") } == 3)
+        #expect(try reopened.verify().isSound)
+    }
+
     @Test func aFailedGroupSyncFailsEveryCommitItCoversAndTheStoreKeepsTheAcknowledgedOnes() throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
