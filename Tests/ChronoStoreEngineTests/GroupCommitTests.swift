@@ -197,6 +197,27 @@ struct GroupCommitTests {
         #expect(try reopened.verify().isSound)
     }
 
+    /// Found by review: a transaction that spilled a page, freed it and was handed the same page
+    /// number again left the spilled bytes in that slot with the same birth; if a later member
+    /// released the page and the leader skipped it, a reader of the slot would take them for it.
+    @Test func aLeaderWritesTheReleasedPagesOfASpillingMemberAndSkipsOnlyTheOthers() {
+        func pages(_ numbers: ClosedRange<UInt64>, birth: UInt64) -> [PageBuffer] {
+            numbers.map { number in
+                let page = PageBuffer(pageSize: 4096)
+                page.seal(kind: .leaf, page: PageID(number), birth: TransactionID(birth))
+                return page
+            }
+        }
+        for spilled in [false, true] {
+            let stage = StagedPages()
+            stage.stage(pages(10...13, birth: 5), released: [], by: TransactionID(5), spilled: spilled)
+            stage.stage(pages(14...15, birth: 6), released: [PageID(11), PageID(12)], by: TransactionID(6), spilled: false)
+            let (live, dead) = stage.pages(bornThrough: TransactionID(6))
+            #expect(Set(dead.map(\.pageID.rawValue)) == (spilled ? [] : [11, 12]))
+            #expect(live.count + dead.count == 6)
+        }
+    }
+
     @Test func aFailedGroupSyncFailsEveryCommitItCoversAndTheStoreKeepsTheAcknowledgedOnes() throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
@@ -212,6 +233,9 @@ struct GroupCommitTests {
         file.duringSyncs(nil)
         // The commit built on the failed one was never synced: it fails too, and so do new writers.
         #expect(throws: StoreError.self) { try store.awaitDurable(try #require(second)) }
+        // The failed commits' pages left the stage with the failure (found by review: their
+        // page numbers are free, and another process may reuse them before this one writes).
+        #expect(store.pageFile.staged.isEmpty)
         #expect(throws: StoreError.self) { try store.write { try $0.put(bytes("after"), bytes("x"), in: "c") } }
 
         let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())

@@ -56,22 +56,28 @@ enum TreePages {
 
     /// Calls `body` with every page of the tree at `root` born after `floor` (nodes, then overflow
     /// pages of values), reading and verifying each node: copy-on-write puts every page born
-    /// after `floor` below a parent born after it too. Pages in `visited` are passed over (with
-    /// what hangs below them), and the ones visited are added, so trees sharing pages (the roots
-    /// of several commits) are walked in time proportional to their distinct pages.
+    /// after `floor` below a parent born after it too. Pages in `visited` (from trees walked
+    /// before) are passed over with what hangs below them, and the ones visited are added, so
+    /// trees sharing pages (the roots of several commits) are walked in time proportional to their
+    /// distinct pages. A page reached twice within this tree is damage, as for the walk above.
     static func forEach(
         in root: PageReference, reader: some TreeReading, bornAfter floor: TransactionID,
         visited: inout Set<PageReference>, _ body: (PageReference, PageKind) throws -> Void
     ) throws {
-        try visit(root, reader, after: floor, depth: 0, &visited, body)
+        var seen: Set<PageReference> = []
+        try visit(root, reader, after: floor, depth: 0, &seen, &visited, body)
     }
 
     private static func visit(
         _ reference: PageReference, _ reader: some TreeReading, after floor: TransactionID, depth: Int,
-        _ visited: inout Set<PageReference>, _ body: (PageReference, PageKind) throws -> Void
+        _ seen: inout Set<PageReference>, _ visited: inout Set<PageReference>,
+        _ body: (PageReference, PageKind) throws -> Void
     ) throws {
         guard !reference.isNone, reference.birth > floor else { return }
         try KeyInterval.checkDepth(depth, page: reference.page)
+        guard seen.insert(reference).inserted else {
+            throw StoreError.malformedPage(page: reference.page, reason: "page is reached twice in one tree")
+        }
         guard visited.insert(reference).inserted else { return }
         func value(_ value: LeafValue) throws {
             guard case .overflow(let overflow) = value, overflow.index.birth > floor else { return }
@@ -89,10 +95,10 @@ enum TreePages {
             for leafValue in node.values { try value(leafValue) }
         case .branchPage(let view):
             try body(reference, .branch)
-            for index in 0...view.keyCount { try visit(view.child(at: index), reader, after: floor, depth: depth + 1, &visited, body) }
+            for index in 0...view.keyCount { try visit(view.child(at: index), reader, after: floor, depth: depth + 1, &seen, &visited, body) }
         case .branch(let node):
             try body(reference, .branch)
-            for child in node.children { try visit(child, reader, after: floor, depth: depth + 1, &visited, body) }
+            for child in node.children { try visit(child, reader, after: floor, depth: depth + 1, &seen, &visited, body) }
         }
     }
 }

@@ -57,11 +57,9 @@ package final class PageFile: @unchecked Sendable {
     func read(
         _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
     ) throws -> PageBuffer {
-        if let page = staged.page(reference.page) {
-            // Built and sealed by this process: only the reference needs checking.
-            if page.birth != reference.birth {
-                throw StoreError.pageBirthMismatch(page: reference.page, expected: reference.birth, found: page.birth)
-            }
+        // Built and sealed by this process: only the kind needs checking. Another birth at that
+        // number is read from the file as before (a stale stage must never hide a page).
+        if let page = staged.page(reference.page), page.birth == reference.birth {
             if let kind, page.kindByte != kind.rawValue {
                 throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
             }

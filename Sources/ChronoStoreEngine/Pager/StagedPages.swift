@@ -20,6 +20,9 @@ final class StagedPages: @unchecked Sendable {
     /// The pages each staged commit released: a staged page a later member of the same group
     /// released is no part of the group's end state, and is not written at all.
     private var releases: [(transaction: TransactionID, pages: [PageID])] = []
+    /// Staged pages written even when a later member released them: those of a transaction that
+    /// spilled, whose slots may hold bytes it spilled there with the same page number and birth.
+    private var alwaysWritten: Set<PageID> = []
     /// How many pages are staged: every page read loads it, and takes the lock only when it is
     /// not zero (while group commits are in flight).
     private let count = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
@@ -34,10 +37,17 @@ final class StagedPages: @unchecked Sendable {
         return lock.withLock { pages[page] }
     }
 
-    /// Stages the pages of commit `transaction`, and the pages it released.
-    func stage(_ buffers: [PageBuffer], released: [PageID], by transaction: TransactionID) {
+    /// Whether no page is staged.
+    var isEmpty: Bool { chrono_atomic_load(count) == 0 }
+
+    /// Stages the pages of commit `transaction`, and the pages it released. With `spilled` (the
+    /// transaction wrote pages to the file before its commit) they are written even when a
+    /// later member releases them: a stale spilled copy with the same number and birth must not
+    /// stay in their slots.
+    func stage(_ buffers: [PageBuffer], released: [PageID], by transaction: TransactionID, spilled: Bool) {
         lock.withLock {
             for buffer in buffers { pages[buffer.pageID] = buffer }
+            if spilled { alwaysWritten.formUnion(buffers.lazy.map(\.pageID)) }
             if !released.isEmpty { releases.append((transaction, released)) }
             chrono_atomic_store(count, UInt64(pages.count))
         }
@@ -54,7 +64,11 @@ final class StagedPages: @unchecked Sendable {
             var live: [PageBuffer] = []
             var dead: [PageBuffer] = []
             for page in pages.values where page.birth <= transaction {
-                if released.contains(page.pageID) { dead.append(page) } else { live.append(page) }
+                if released.contains(page.pageID) && !alwaysWritten.contains(page.pageID) {
+                    dead.append(page)
+                } else {
+                    live.append(page)
+                }
             }
             return (live, dead)
         }
@@ -65,7 +79,10 @@ final class StagedPages: @unchecked Sendable {
     func remove(_ buffers: [PageBuffer], of transaction: TransactionID) {
         lock.withLock {
             releases.removeAll { $0.transaction == transaction }
-            for buffer in buffers where pages[buffer.pageID] === buffer { pages[buffer.pageID] = nil }
+            for buffer in buffers where pages[buffer.pageID] === buffer {
+                pages[buffer.pageID] = nil
+                alwaysWritten.remove(buffer.pageID)
+            }
             chrono_atomic_store(count, UInt64(pages.count))
         }
     }
@@ -73,17 +90,22 @@ final class StagedPages: @unchecked Sendable {
     /// Forgets `written`, now in the file (or dead), unless a later commit staged the same page number since.
     func forget(_ written: [PageBuffer]) {
         lock.withLock {
-            for buffer in written where pages[buffer.pageID] === buffer { pages[buffer.pageID] = nil }
+            for buffer in written where pages[buffer.pageID] === buffer {
+                pages[buffer.pageID] = nil
+                alwaysWritten.remove(buffer.pageID)
+            }
             chrono_atomic_store(count, UInt64(pages.count))
         }
     }
 
-    /// Forgets every staged page (those of commits that failed: nothing builds on them).
+    /// Forgets every staged page (those of commits that failed: nothing builds on them, and the
+    /// page numbers are free in the published state, so another process may reuse them).
     func removeAll() {
         guard chrono_atomic_load(count) != 0 else { return }
         lock.withLock {
             pages.removeAll()
             releases.removeAll()
+            alwaysWritten.removeAll()
             chrono_atomic_store(count, 0)
         }
     }

@@ -21,7 +21,7 @@ package struct CommitTicket: Sendable {
 ///
 /// Every member of a group names as its synced transaction the end of the group before it (the
 /// `floor`), which is synced before the group's slot is written; so recovery of a group's slot
-/// checks exactly the group's own commits (see "Group commit" in Durability.md).
+/// checks the pages born in the group that its end reaches (see "Group commit" in Durability.md).
 ///
 /// The process keeps the data file's writer lock while any commit is registered and not yet
 /// settled: another process must not build on states that are in no header slot yet.

@@ -9,7 +9,8 @@ extension Store {
         defer { releaseWriter() }
         do {
             // Staged before registering: a leader may take the group as soon as it is registered.
-            pageFile.staged.stage(pages, released: transaction.allocator.released, by: transaction.transaction)
+            pageFile.staged.stage(
+                pages, released: transaction.allocator.released, by: transaction.transaction, spilled: transaction.hasSpilled)
             try pageFile.extend(toPageCount: snapshot.state.pageCount)
         } catch {
             pageFile.staged.remove(pages, of: transaction.transaction)
@@ -47,8 +48,11 @@ extension Store {
     /// The leader's work: one header slot naming the group's newest state, one sync, publish.
     ///
     /// The slot goes into the slot not holding the newest synced state, as every commit's does.
-    /// Each member named the previous group's end as synced, so recovery of this slot checks
-    /// exactly the group's commits; until the next group is synced none may reuse their pages.
+    /// Each member named the previous group's end as synced, so recovery of this slot checks the
+    /// pages born in the group that its end reaches, which are all that is written; until the
+    /// next group is synced none may reuse the group's pages. When the group fails, every
+    /// registered commit fails with it: their staged pages are dropped at once (their page numbers
+    /// are free in the published state, and another process may reuse them).
     private func syncGroup(_ group: GroupCommit.Group) throws {
         let (index, slot) = lock.withLock { slots.nextSlot(for: group.end.stateReference, syncs: true) }
         do {
@@ -59,9 +63,11 @@ extension Store {
         } catch let error as IOError where error.operation == "fdatasync" {
             recordSyncFailure(error)
             pruningMemory.forget()
+            pageFile.staged.removeAll()
             throw StoreError.writesDisabledAfterSyncFailure(underlying: error)
         } catch {
             pruningMemory.forget()
+            pageFile.staged.removeAll()
             throw error
         }
         coordination?.recordSynced(sequence: slot.sequence)

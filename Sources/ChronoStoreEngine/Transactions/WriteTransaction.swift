@@ -43,6 +43,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @exclusivity(unchecked) var introducedPages: Set<PageID> = []
     /// Pages written out before commit to keep memory bounded (see `spillIfNeeded`).
     @exclusivity(unchecked) var spilled: Set<PageID> = []
+    /// Whether this transaction spilled any page: a page number it spilled and then freed may be
+    /// handed out again in it, with the same birth, while the file still holds the spilled bytes.
+    var hasSpilled = false
     /// Pages put into `dirty` as decoded leaves since decoded leaves were last encoded back into
     /// page bytes (see `spillIfNeeded`); a page may appear more than once.
     @exclusivity(unchecked) var leavesDecodedSinceEncoding: [PageID] = []
@@ -334,6 +337,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             }
         }
         try store.pageFile.write(pages)
+        hasSpilled = hasSpilled || !pages.isEmpty
         for page in pages {
             dirty.removeValue(forKey: page.pageID)
             spilled.insert(page.pageID)
