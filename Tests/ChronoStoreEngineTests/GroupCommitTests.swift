@@ -224,13 +224,23 @@ struct GroupCommitTests {
         try store.write { try $0.put(bytes("kept"), bytes("1"), in: "c") }
         let first = try #require(try store.beginWrite().putting("lost-first"))
         var second: CommitTicket?
+        var third: WriteTransaction?
         file.duringSyncs {
             guard second == nil else { return }
             second = try! store.beginWrite().putting("lost-second")
+            third = try! store.beginWrite()
         }
         file.failSyncs(1, losingWrites: true)
         #expect(throws: StoreError.self) { try store.awaitDurable(first) }
         file.duringSyncs(nil)
+        // A writer still building on the failed group reads its pages, now neither staged nor in
+        // the file: it gets the group's error, not "damaged" (found by review).
+        let building = try #require(third)
+        let error = #expect(throws: StoreError.self) {
+            _ = try building.rawPage(building.base.state.head, kind: .root)
+        }
+        if case .writesDisabledAfterSyncFailure? = error {} else { Issue.record("the building writer got \(String(describing: error))") }
+        building.abort()
         // The commit built on the failed one was never synced: it fails too, and so do new writers.
         #expect(throws: StoreError.self) { try store.awaitDurable(try #require(second)) }
         // The failed commits' pages left the stage with the failure (found by review: their

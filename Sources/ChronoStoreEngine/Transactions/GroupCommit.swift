@@ -87,6 +87,13 @@ final class GroupCommit: @unchecked Sendable {
         mutex.withLock { (written ?? published, epoch, pendingCount == 0) }
     }
 
+    /// The failure of the group a writer that began in `writerEpoch` built on, if one failed
+    /// since: its reads of that group's pages (dropped from the stage, maybe never written) then
+    /// report the group's error rather than damage.
+    func failure(since writerEpoch: UInt64) -> (any Error)? {
+        mutex.withLock { writerEpoch == epoch ? nil : (failures.last?.error ?? StoreError.transactionFailed) }
+    }
+
     /// The synced transaction a durable commit on `base` names: its base when nothing is pending
     /// (the base is then synced), else the end of the newest group that has a slot.
     func namedSyncedTransaction(base: TransactionID) -> TransactionID {

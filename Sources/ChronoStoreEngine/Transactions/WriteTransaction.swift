@@ -99,7 +99,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             let page = try readSpilled(reference, kind: nil)
             return page.kindByte == PageKind.branch.rawValue ? .branchPage(BranchView(page: page)) : .leafPage(LeafView(page: page))
         }
-        return try treeReader.node(reference)
+        do {
+            return try treeReader.node(reference)
+        } catch let error as StoreError where error.isDamage {
+            throw store.groupCommit.failure(since: groupEpoch) ?? error
+        }
     }
 
     func rawPage(_ reference: PageReference, kind: PageKind) throws -> PageBuffer {
@@ -110,7 +114,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             return buffer
         }
         if reference.birth == transaction, spilled.contains(reference.page) { return try readSpilled(reference, kind: kind) }
-        return try treeReader.rawPage(reference, kind: kind)
+        do {
+            return try treeReader.rawPage(reference, kind: kind)
+        } catch let error as StoreError where error.isDamage {
+            throw store.groupCommit.failure(since: groupEpoch) ?? error
+        }
     }
 
     /// A page this transaction wrote out early, read back (never through the shared cache: it
@@ -336,8 +344,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             case .branch: continue
             }
         }
-        try store.pageFile.write(pages)
+        // Set first: a write that fails part-way may have left some of them in the file.
         hasSpilled = hasSpilled || !pages.isEmpty
+        try store.pageFile.write(pages)
         for page in pages {
             dirty.removeValue(forKey: page.pageID)
             spilled.insert(page.pageID)
