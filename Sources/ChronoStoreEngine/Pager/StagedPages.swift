@@ -13,7 +13,8 @@ import ChronoAtomics
 /// is synced, and pages released by registered commits are not reused until their group is
 /// synced), so its file bytes were garbage to every reader anyway.
 ///
-/// `@unchecked Sendable`: `pages` is guarded by `lock`; `count` is only touched atomically.
+/// `@unchecked Sendable`: `pages`, `releases` and `alwaysWritten` are guarded by `lock`; `count`
+/// is only touched atomically.
 final class StagedPages: @unchecked Sendable {
     private let lock = Lock()
     private var pages: [PageID: PageBuffer] = [:]
@@ -79,23 +80,21 @@ final class StagedPages: @unchecked Sendable {
     func remove(_ buffers: [PageBuffer], of transaction: TransactionID) {
         lock.withLock {
             releases.removeAll { $0.transaction == transaction }
-            for buffer in buffers where pages[buffer.pageID] === buffer {
-                pages[buffer.pageID] = nil
-                alwaysWritten.remove(buffer.pageID)
-            }
-            chrono_atomic_store(count, UInt64(pages.count))
+            forgetLocked(buffers)
         }
     }
 
     /// Forgets `written`, now in the file (or dead), unless a later commit staged the same page number since.
     func forget(_ written: [PageBuffer]) {
-        lock.withLock {
-            for buffer in written where pages[buffer.pageID] === buffer {
-                pages[buffer.pageID] = nil
-                alwaysWritten.remove(buffer.pageID)
-            }
-            chrono_atomic_store(count, UInt64(pages.count))
+        lock.withLock { forgetLocked(written) }
+    }
+
+    private func forgetLocked(_ buffers: [PageBuffer]) {
+        for buffer in buffers where pages[buffer.pageID] === buffer {
+            pages[buffer.pageID] = nil
+            alwaysWritten.remove(buffer.pageID)
         }
+        chrono_atomic_store(count, UInt64(pages.count))
     }
 
     /// Forgets every staged page (those of commits that failed: nothing builds on them, and the

@@ -169,11 +169,13 @@ enum Recovery {
                     _ = try reader.checkedPage(page, kind: nil)
                 }
             }
-            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
-                try TreePages.forEach(in: tree, reader: reader, bornIn: transaction) { _, _ in }
-            }
+            // A state's pages are born at or before its transaction: "after the one before" is
+            // "in this one".
             let floor = TransactionID(transaction.rawValue - 1)
-            try validateMergedLists(record, reader: reader, bornAfter: floor)
+            for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
+                try TreePages.forEach(in: tree, reader: reader, bornAfter: floor) { _, _ in }
+            }
+            try validateMergedLists(try historyEntries(record, reader: reader, bornAfter: floor), reader: reader, bornAfter: floor)
             try validatePackPages(record, reader: reader, bornAfter: floor)
             guard !record.previous.isNone, record.previous.birth > record.syncedTransaction else { return }
             // Decoding guarantees each previous state is strictly older, so this walk ends.
@@ -190,26 +192,27 @@ enum Recovery {
     /// needs only what the state it opens reaches. Cost: O(pages born since, times tree depth).
     static func validateReachable(_ record: StateRecord, reader: SnapshotReader) throws {
         let floor = record.syncedTransaction
-        var visited = Set<PageReference>()
         for tree in [record.historyIndex, record.freeTree, record.lineageIndex, record.timeIndex, record.snapshots, record.packs.index, record.headTimeline] {
-            try TreePages.forEach(in: tree, reader: reader, bornAfter: floor, visited: &visited) { _, _ in }
+            try TreePages.forEach(in: tree, reader: reader, bornAfter: floor) { _, _ in }
         }
-        try validateMergedLists(record, reader: reader, bornAfter: floor)
+        // Roots committed since share pages: each is checked once.
+        var visited = Set<PageReference>()
+        let entries = try historyEntries(record, reader: reader, bornAfter: floor)
+        try validateMergedLists(entries, reader: reader, bornAfter: floor)
         try validatePackPages(record, reader: reader, bornAfter: floor)
         // A root committed since may have had pages packed (versions that left the packing
         // window, even the head's after an undo): roots' pages are read through the pack index
         // too, and only those in their slots are recorded (rewritten before the state is marked
         // durable; the pack pages holding the others were checked above).
         let rootReader = SnapshotReader(pageFile: reader.pageFile, pageCount: reader.pageCount, packs: record.packs)
-        for entry in try historyEntries(record, reader: reader, bornAfter: floor).values where entry.rootPage.birth > floor {
+        for entry in entries.values where entry.rootPage.birth > floor {
             var read: [PageReference] = []
             func check(_ page: PageReference, _ kind: PageKind) throws {
                 if kind == .overflowData { _ = try rootReader.checkedPage(page, kind: .overflowData) }
                 read.append(page)
             }
+            // The root page and its lists' chunks, each read (and so verified) once.
             let root = try LoadedRoot(entry.rootPage, reader: rootReader)
-            _ = try root.invalidatedPages(reader: rootReader)
-            _ = try root.introducedPages(reader: rootReader)
             read += try root.metadataPages(reader: rootReader)
             var catalogLeaves: [PageReference] = []
             try TreePages.forEach(in: root.record.catalog, reader: rootReader, bornAfter: floor, visited: &visited) { page, kind in
@@ -238,8 +241,7 @@ enum Recovery {
         _ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID
     ) throws -> [TransactionID: HistoryEntry] {
         var leaves: [PageReference] = []
-        var visited = Set<PageReference>()
-        try TreePages.forEach(in: state.historyIndex, reader: reader, bornAfter: floor, visited: &visited) { page, kind in
+        try TreePages.forEach(in: state.historyIndex, reader: reader, bornAfter: floor) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
         var entries: [TransactionID: HistoryEntry] = [:]
@@ -265,8 +267,10 @@ enum Recovery {
     /// wrote, or in the state's journal (format version 4); read (and so verify) each of their
     /// chunks. A journal record replaces or removes a leaf's entry of the same root, as for
     /// every reader: the chunks of an entry the journal replaced may have been released.
-    private static func validateMergedLists(_ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID) throws {
-        for entry in try historyEntries(state, reader: reader, bornAfter: floor).values {
+    private static func validateMergedLists(
+        _ entries: [TransactionID: HistoryEntry], reader: SnapshotReader, bornAfter floor: TransactionID
+    ) throws {
+        for entry in entries.values {
             for (list, rootOwned) in [(entry.deadList, entry.deadListIsRootOwned), (entry.newList, entry.newListIsRootOwned)]
             where !rootOwned && !list.isInline && list.firstChunk.birth > floor {
                 _ = try PageList.read(list, owner: nil, inlineOffset: 0, reader: reader)
@@ -278,8 +282,7 @@ enum Recovery {
     /// leaves it wrote; read (and so verify) each of them.
     private static func validatePackPages(_ state: StateRecord, reader: SnapshotReader, bornAfter floor: TransactionID) throws {
         var leaves: [PageReference] = []
-        var visited = Set<PageReference>()
-        try TreePages.forEach(in: state.packs.index, reader: reader, bornAfter: floor, visited: &visited) { page, kind in
+        try TreePages.forEach(in: state.packs.index, reader: reader, bornAfter: floor) { page, kind in
             if kind == .leaf { leaves.append(page) }
         }
         for leaf in leaves {
