@@ -45,10 +45,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // One engine workload per process, for callgrind and timings (no SQLite).
+        // One engine or typed-API workload per process, for callgrind and timings (no SQLite).
         .executableTarget(
             name: "ChronoProfile",
-            dependencies: ["ChronoStoreEngine"],
+            dependencies: ["ChronoStoreEngine", "ChronoStore"],
             swiftSettings: strictSettings
         ),
     ],

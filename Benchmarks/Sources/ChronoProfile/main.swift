@@ -12,6 +12,9 @@
 //   open    STORE RECORDS COUNT        open the store and read one record, COUNT times
 //   history STORE RECORDS COUNT        COUNT transactions of 10 updates to random loaded records
 //                                      (CHRONO_PROFILE_DEFERRED=1: deferred)
+//   typed   STORE RECORDS COUNT        through the typed API: create STORE, persist RECORDS dated
+//                                      events in one transaction, then COUNT durable transactions
+//                                      of one new event each (chrono-bench's typed app row)
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
@@ -25,6 +28,7 @@
 //   strip --strip-debug .build/release/chrono-profile
 //   valgrind --tool=callgrind .build/release/chrono-profile reads s.store 100000 100000 6
 
+import ChronoStore
 import ChronoStoreEngine
 import Foundation
 
@@ -184,6 +188,8 @@ case "history":
     }
     report(mode, start, count)
     try store.close()
+case "typed":
+    try profileTypedEvents(path: path, recordCount: recordCount, count: count, cacheMiB: cacheMiB)
 case "deletes":
     let store = try Store.open(at: path, options: options)
     let start = seconds()

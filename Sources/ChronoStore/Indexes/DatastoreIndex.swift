@@ -67,14 +67,14 @@ public struct AnyDatastoreIndex<Format: DatastoreFormat>: Sendable {
     /// How values map to records.
     public let kind: IndexKind
     /// The encoded values of an instance, deduplicated.
-    let encodedValues: @Sendable (Format.Instance) -> Set<[UInt8]>
+    let encodedValues: @Sendable (Format.Instance) -> [[UInt8]]
 
     /// Erases `index`'s value type.
     public init<Value>(_ index: DatastoreIndex<Format, Value>) {
         name = index.name
         kind = index.kind
         let values = index.values
-        encodedValues = { Set(values($0).map(\.orderedKeyBytes)) }
+        encodedValues = { IndexValues.distinct(values($0).map(\.orderedKeyBytes)) }
     }
 
     /// The engine collection of this index.

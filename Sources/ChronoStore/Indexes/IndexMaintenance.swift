@@ -7,12 +7,68 @@ struct DatastoreMetadata: Codable, Equatable {
     var indexes: [String: IndexKind] = [:]
 }
 
+extension DatastoreMetadata {
+    /// Decoded metadata by its stored bytes: every write transaction reads its datastore's
+    /// metadata, and decoding it through `Codable` cost more than the rest of preparing the
+    /// write (about 20,000 instructions). The bytes decide the value, so a hit is exact.
+    private static let cache = DecodedMetadataCache()
+
+    static func decoded(from bytes: [UInt8]) throws -> DatastoreMetadata {
+        if let known = cache.value(for: bytes) { return known }
+        let metadata = try ChronoBinaryCoder().decode(DatastoreMetadata.self, from: bytes)
+        cache.insert(metadata, for: bytes)
+        return metadata
+    }
+}
+
+/// A small process-wide map from stored metadata bytes to their decoded value.
+/// `@unchecked Sendable`: `entries` is guarded by `lock`.
+private final class DecodedMetadataCache: @unchecked Sendable {
+    /// A process holds a few datastores; past this many distinct encodings the map starts over.
+    static let capacity = 64
+    private let lock = Lock()
+    private var entries: [[UInt8]: DatastoreMetadata] = [:]
+
+    func value(for bytes: [UInt8]) -> DatastoreMetadata? { lock.withLock { entries[bytes] } }
+
+    func insert(_ metadata: DatastoreMetadata, for bytes: [UInt8]) {
+        lock.withLock {
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[bytes] = metadata
+        }
+    }
+}
+
+/// The encoded values of one index for one record: distinct, usually one (a date, a name).
+enum IndexValues {
+    /// `values` without repeats, in their first order. Linear for the usual few values.
+    static func distinct(_ values: [[UInt8]]) -> [[UInt8]] {
+        if values.count <= 1 { return values }
+        if values.count <= 8 {
+            var kept: [[UInt8]] = []
+            kept.reserveCapacity(values.count)
+            for value in values where !kept.contains(value) { kept.append(value) }
+            return kept
+        }
+        var seen = Set<[UInt8]>()
+        return values.filter { seen.insert($0).inserted }
+    }
+
+    /// The values of `values` that `others` lacks.
+    static func values(_ values: [[UInt8]], notIn others: [[UInt8]]) -> [[UInt8]] {
+        if values.isEmpty || others.isEmpty { return values }
+        if others.count <= 8 { return values.filter { !others.contains($0) } }
+        let excluded = Set(others)
+        return values.filter { !excluded.contains($0) }
+    }
+}
+
 extension DatastoreFormat {
     static var metadataKey: [UInt8] { Array(name.utf8) }
 
     static func metadata(in reader: any CollectionReading) throws -> DatastoreMetadata {
         guard let bytes = try reader.value(forKey: metadataKey, in: metadataCollectionName) else { return DatastoreMetadata() }
-        return try ChronoBinaryCoder().decode(DatastoreMetadata.self, from: bytes)
+        return try DatastoreMetadata.decoded(from: bytes)
     }
 
     static func writeMetadata(_ metadata: DatastoreMetadata, in writer: WriteTransaction) throws {
@@ -69,10 +125,10 @@ extension DatastoreFormat {
         for index in built {
             let oldValues = old.map(index.encodedValues) ?? []
             let newValues = new.map(index.encodedValues) ?? []
-            for value in oldValues.subtracting(newValues) {
+            for value in IndexValues.values(oldValues, notIn: newValues) {
                 try writer.delete(index.entryKey(value: value, recordKey: key), in: index.collectionName)
             }
-            for value in newValues.subtracting(oldValues) {
+            for value in IndexValues.values(newValues, notIn: oldValues) {
                 let entry = index.entryKey(value: value, recordKey: key)
                 if index.kind == .oneToOne, let existing = try writer.value(forKey: entry, in: index.collectionName),
                     existing != key

@@ -36,13 +36,13 @@ final class GroupCommit: @unchecked Sendable {
         let firstMember: TransactionID
     }
 
-    /// Its condition `settledCondition` wakes waiters when a group settles; `namedCondition` wakes
-    /// a leader waiting for a naming writer to register. Kept apart so that each registration (one
-    /// a commit) does not wake every waiting committer: in a virtual machine each needless wake-up
-    /// cost several microseconds of system time, and they made group commit CPU-bound.
-    private let mutex = ConditionLock(conditionCount: 2)
-    private static let settledCondition = 0
-    private static let namedCondition = 1
+    /// Conditions 0 and 1 wake the waiters of one group each (see ``groupCondition(_:)``);
+    /// `namedCondition` wakes a leader waiting for a naming writer to register. Kept apart so
+    /// that neither a registration (one a commit) nor a settled group wakes committers it does not
+    /// concern: in a virtual machine each needless wake-up cost several microseconds of system
+    /// time, and they made group commit CPU-bound.
+    private let mutex = ConditionLock(conditionCount: 3)
+    private static let namedCondition = 2
     /// The newest registered commit not yet settled (the base for the next writer).
     private var written: StoreSnapshot?
     private var issued: UInt64 = 0
@@ -56,12 +56,25 @@ final class GroupCommit: @unchecked Sendable {
     private var floor = TransactionID.none
     private var nextFirstMember: TransactionID?
     private var leading = false
+    /// Groups taken by leaders so far; the tickets registered since form group `groupsTaken`
+    /// (the *open* group), the tickets up to `takenThrough` the groups before it.
+    private var groupsTaken: UInt64 = 0
+    private var takenThrough: UInt64 = 0
     /// A writer has chosen its synced transaction and not yet registered: a leader waits for it.
     private var naming = false
     /// This process holds the data file's writer lock on behalf of registered commits.
     private var holdsFileWriter = false
 
     private var pendingCount: UInt64 { issued - settled }
+
+    /// The condition the waiters of group `group` wait on. Groups settle in order and one at a
+    /// time, so at most two have waiters: the one a leader is syncing and the open one. A settled
+    /// group wakes its own members (all acknowledged) and one member of the open group (to lead
+    /// it), not the open group's other members.
+    private static func groupCondition(_ group: UInt64) -> Int { Int(group % 2) }
+
+    /// With `mutex` held: the group that holds ticket `number` (not yet settled).
+    private func group(of number: UInt64) -> UInt64 { number > takenThrough ? groupsTaken : groupsTaken - 1 }
 
     // MARK: - The writer holding the gate
 
@@ -155,7 +168,7 @@ final class GroupCommit: @unchecked Sendable {
         defer { mutex.unlock() }
         while ticket.number > settled {
             if leading {
-                mutex.wait(Self.settledCondition)
+                mutex.wait(Self.groupCondition(group(of: ticket.number)))
                 continue
             }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
@@ -170,10 +183,14 @@ final class GroupCommit: @unchecked Sendable {
         while naming { mutex.wait(Self.namedCondition) }
         guard let end = written, let first = nextFirstMember else {
             leading = false
-            mutex.broadcast(Self.settledCondition)
+            mutex.broadcast(0)
+            mutex.broadcast(1)
             return
         }
         let through = issued
+        let group = groupsTaken
+        groupsTaken += 1
+        takenThrough = through
         nextFirstMember = nil
         floor = end.transaction
         mutex.unlock()
@@ -184,6 +201,10 @@ final class GroupCommit: @unchecked Sendable {
         case .success:
             settled = through
             if issued == through { written = nil }
+            // This group's members return; one member of the open group, if it has any waiting,
+            // leads it (the others sleep on until it settles).
+            mutex.broadcast(Self.groupCondition(group))
+            if pendingCount > 0 { mutex.signal(Self.groupCondition(group + 1)) }
         case .failure(let error):
             // Every registered commit built on this group: all fail, as does a writer building now.
             if issued > settled { failures.append((settled + 1...issued, error)) }
@@ -191,8 +212,9 @@ final class GroupCommit: @unchecked Sendable {
             written = nil
             nextFirstMember = nil
             epoch += 1
+            mutex.broadcast(0)
+            mutex.broadcast(1)
         }
-        mutex.broadcast(Self.settledCondition)
         if pendingCount == 0 && holdsFileWriter && gate.tryAcquire() {
             unlockFile()
             holdsFileWriter = false

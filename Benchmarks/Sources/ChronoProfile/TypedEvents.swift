@@ -1,0 +1,63 @@
+// chrono-profile's typed mode: chrono-bench's app write path (one dated event a durable transaction).
+
+import ChronoStore
+import Foundation
+
+/// An app's dated record, as chrono-bench's `TypedEvent` (the same fields and sizes).
+struct ProfiledEvent: Codable, Sendable, Identifiable, Equatable {
+    var id: Int
+    var date: Date
+    var kind: String
+    var note: String
+
+    init(id: Int) {
+        self.id = id
+        date = Date(timeIntervalSince1970: 1_800_000_000 + Double(id))
+        kind = ["opened", "edited", "shared", "closed"][id % 4]
+        note = "event \(id) of the app's log"
+    }
+}
+
+enum ProfiledEventFormat: DatastoreFormat {
+    typealias Instance = ProfiledEvent
+    static let name = "events"
+    static let date = DatastoreIndex<Self, Date>.oneToMany("date", \.date)
+    static var indexes: [AnyDatastoreIndex<Self>] { [AnyDatastoreIndex(date)] }
+}
+
+/// Creates the store at `path`, persists `recordCount` events in one transaction, then times
+/// `count` durable transactions of one new event each (retention last 1 root, as chrono-bench).
+func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: Int) throws {
+    try? FileManager.default.removeItem(atPath: path)
+    try waitFor {
+        let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
+        let events = store.datastore(ProfiledEventFormat.self)
+        try await store.transaction {
+            for id in 0..<recordCount { _ = try await events.persist(ProfiledEvent(id: id)) }
+        }
+        let start = seconds()
+        for id in recordCount..<(recordCount + count) {
+            try await store.transaction { _ = try await events.persist(ProfiledEvent(id: id)) }
+        }
+        report("typed", start, count)
+        try await store.close()
+    }
+}
+
+/// Runs `body` in a task and blocks this (non-pool) thread until it finishes.
+func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let box = OutcomeBox()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await body() } catch { box.error = error }
+        done.signal()
+    }
+    done.wait()
+    if let error = box.error { throw error }
+}
+
+/// `@unchecked Sendable`: written by the task before it signals, read after the wait.
+final class OutcomeBox: @unchecked Sendable {
+    var error: (any Error)?
+}
