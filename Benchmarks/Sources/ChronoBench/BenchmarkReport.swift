@@ -76,6 +76,8 @@ struct BenchmarkReport: Codable, Sendable {
     var scale: WorkloadScale
     var machine: MachineDescription
     var fsync: FsyncLatency
+    /// What a commit's page layout costs on this disk (nil in reports from before it was probed).
+    var writeLayout: WriteLayoutCost?
     var timings: [TimedResult] = []
     var sizes: [SizeResult] = []
     var memory: [MemorySample] = []

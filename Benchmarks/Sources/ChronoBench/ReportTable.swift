@@ -35,7 +35,7 @@ extension BenchmarkReport {
             fsync latency (4 KiB pwrite + fdatasync, \(fsync.sampleCount) samples): \
             median \(Formatting.seconds(fsync.medianMilliseconds / 1000)), \
             p90 \(Formatting.seconds(fsync.p90Milliseconds / 1000)), \
-            p99 \(Formatting.seconds(fsync.p99Milliseconds / 1000))
+            p99 \(Formatting.seconds(fsync.p99Milliseconds / 1000))\(writeLayout.map { "\n6 pages + 512-byte header at offset 0, overwritten and synced (\($0.sampleCount) samples each): " + $0.summary } ?? "")
             """)
         parts.append(
             "Times are medians; ratio = SQLite time / ChronoStore time (above 1: ChronoStore faster); "

@@ -11,10 +11,12 @@ func runBenchmark(_ options: BenchmarkOptions, command: String) throws -> Benchm
     Console.progress("scratch directory \(scratch.path)")
     let fsync = try FsyncLatency.measure(in: scratch.path, count: options.scale.fsyncProbeCount)
     Console.progress("fsync latency: median \(Formatting.seconds(fsync.medianMilliseconds / 1000))")
+    let layout = try WriteLayoutCost.measure(in: scratch.path, count: options.scale.fsyncProbeCount)
+    Console.progress("6 pages + header, synced: \(layout.summary)")
     let report = BenchmarkReport(
         command: command, label: options.label, startedAt: ISO8601DateFormatter().string(from: Date()),
         scale: options.scale,
-        machine: .describe(scratch: scratch.path), fsync: fsync)
+        machine: .describe(scratch: scratch.path), fsync: fsync, writeLayout: layout)
     let runner = ComparisonRunner(report: report)
     runner.sampleMemory("start")
     runner.note(
