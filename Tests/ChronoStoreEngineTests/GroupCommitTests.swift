@@ -287,6 +287,83 @@ struct GroupCommitTests {
         try store.close()
     }
 
+    /// A settled group wakes one waiter of the next group to lead it: when the leader has nothing
+    /// more to commit, a commit that registered during its sync must still be synced (before the
+    /// per-group wake-ups, every waiter woke; now only the signal does it).
+    @Test func aCommitRegisteredDuringAGroupsSyncIsLedWhenThatGroupsLeaderHasNothingMoreToCommit() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        let second = DispatchSemaphore(value: 0)
+        let started = AcknowledgedKeys()
+        file.duringSyncs {
+            guard started.keys.isEmpty else { return }
+            started.add("second")
+            // During the first commit's sync: a second committer builds on it, registers and
+            // waits (a leader is syncing); then this sync ends and its leader's thread leaves.
+            Thread {
+                try! store.write { try $0.put(bytes("second"), bytes("2"), in: "c") }
+                second.signal()
+            }.start()
+            usleep(200_000)
+        }
+        try store.write { try $0.put(bytes("first"), bytes("1"), in: "c") }
+        #expect(second.wait(timeout: .now() + .seconds(30)) == .success, "the second commit was left waiting for a leader")
+        file.duringSyncs(nil)
+        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        #expect(try reopened.read { try $0.value(forKey: bytes("second"), in: "c") } == bytes("2"))
+        try reopened.close()
+        try store.close()
+    }
+
+    /// Each settled group wakes only its own members and one leader for the next group: a member
+    /// must not return before the sync covering it, and no member may be left asleep. Durable
+    /// images taken while eight threads commit hold every commit acknowledged before each image.
+    @Test func commitsAcknowledgedWhileManyGroupsSettleAreInTheDurableImageAndNoCommitterIsLeftWaiting() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        // Short syncs: many groups of a few commits each, so many hand-overs between groups.
+        file.duringSyncs { usleep(200) }
+        let acknowledged = AcknowledgedKeys()
+        let (threads, perThread) = (8, 60)
+        let done = DispatchGroup()
+        for thread in 0..<threads {
+            done.enter()
+            Thread {
+                for index in 0..<perThread {
+                    let key = "t\(thread)-\(index)"
+                    try! store.write { try $0.put(bytes(key), bytes(key), in: "c") }
+                    acknowledged.add(key)
+                }
+                done.leave()
+            }.start()
+        }
+        var samples: [(keys: [String], image: [UInt8])] = []
+        let deadline = Date().addingTimeInterval(120)
+        while done.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
+            guard Date() < deadline else {
+                Issue.record("committers still waiting after 120 s: a settled group left its successors asleep")
+                return
+            }
+            // The acknowledged keys first: each was synced before it was acknowledged, so the
+            // durable image taken after them holds them all.
+            let keys = acknowledged.keys
+            if samples.count < 16 { samples.append((keys, file.durableImage)) }
+        }
+        file.duringSyncs(nil)
+        let total = threads * perThread
+        #expect(file.syncCount < total, "\(file.syncCount) syncs for \(total) commits: no group had two members")
+        #expect(acknowledged.keys.count == total)
+        for (number, sample) in samples.enumerated() {
+            let reopened = try Store.open(file: FaultInjectingFile(image: sample.image), options: StoreOptions())
+            let missing = try reopened.read { reader in try sample.keys.filter { try reader.value(forKey: bytes($0), in: "c") == nil } }
+            #expect(missing.isEmpty, "durable image \(number): acknowledged commits \(missing.prefix(5)) are missing")
+            try reopened.close()
+        }
+        #expect(try store.read { try $0.count(in: "c") } == total)
+        #expect(try store.verify().isSound)
+        try store.close()
+    }
+
     @Test func reopeningAfterACrashAtAnyOperationOfPipelinedCommitsKeepsEveryAcknowledgedOne() throws {
         let seed = SeededGenerator.seed()
         print("GroupCommitTests seed: \(seed)")
@@ -347,6 +424,16 @@ struct GroupCommitTests {
 
 /// Runs `body` on `count` threads of their own at once (`concurrentPerform` would use only as
 /// many threads as the machine has cores) and returns when all are done.
+/// Keys whose commits returned, in the order they did, shared by committing threads.
+/// `@unchecked Sendable`: `list` is guarded by `lock`.
+private final class AcknowledgedKeys: @unchecked Sendable {
+    private let lock = Lock()
+    private var list: [String] = []
+
+    func add(_ key: String) { lock.withLock { list.append(key) } }
+    var keys: [String] { lock.withLock { list } }
+}
+
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let done = DispatchGroup()
     for index in 0..<count {
