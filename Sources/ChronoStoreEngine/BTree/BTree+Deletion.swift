@@ -4,17 +4,23 @@ extension BTree {
     /// Removes `key`. Does nothing (and copies nothing) when the key is absent.
     /// - Returns: the removed value, if any (its overflow pages are not yet released).
     mutating func remove(_ key: [UInt8], editor: some TreeEditing) throws -> LeafValue? {
-        guard try lookup(key, reader: editor) != nil else { return nil }
-        return try remove(present: key, editor: editor)
+        // One descent: nodes are read on the way down and copied on the way back up, once the
+        // leaf has the key (a lookup first, then a copying descent, read every node twice).
+        guard !root.isNone,
+            let removal = try key.withUnsafeBytes({ try remove($0, from: root, depth: 0, editor: editor) })
+        else { return nil }
+        root = removal.reference ?? .none
+        try collapseRoot(editor: editor)
+        return removal.value
     }
 
-    /// Removes `key`, which the caller just found in this tree (no second lookup).
+    /// Removes `key`, which the caller just found in this tree.
     /// - Returns: the removed value.
     @discardableResult
     mutating func remove(present key: [UInt8], editor: some TreeEditing) throws -> LeafValue {
-        let (reference, removed) = try key.withUnsafeBytes { try remove($0, from: root, editor: editor) }
-        root = reference ?? .none
-        try collapseRoot(editor: editor)
+        guard let removed = try remove(key, editor: editor) else {
+            throw StoreError.malformedPage(page: root.page, reason: "key vanished during delete")
+        }
         return removed
     }
 
@@ -32,50 +38,82 @@ extension BTree {
         }
     }
 
+    /// What removing a key did to one subtree: its new root (nil when it became empty) and the
+    /// removed value.
+    private struct Removal {
+        let reference: PageReference?
+        let value: LeafValue
+    }
+
+    /// Removes `key` from the subtree at `reference`; nil, with nothing copied, when it lacks it.
     private func remove(
-        _ key: UnsafeRawBufferPointer, from reference: PageReference, editor: some TreeEditing
-    ) throws -> (PageReference?, LeafValue) {
-        var read: NodeRead?
-        if reference.birth != editor.transaction {
-            // A committed leaf that stays at least a quarter full: copy its bytes without the entry.
-            read = try editor.node(reference)
-            if case .leafPage(let view)? = read, let edited = try removeFromLeafPage(view, key: key, at: reference, editor: editor) {
-                return (edited.reference, edited.removed)
-            }
-        } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
-            let removed = removeFromDirtyLeafPage(buffer, key: key, page: reference.page, editor: editor)
-        {
-            return (reference, removed)
-        }
-        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
-        switch content {
-        case .leaf(let leaf):
-            let (index, found) = Self.search(leaf, key)
-            guard found else { throw StoreError.malformedPage(page: reference.page, reason: "key vanished during delete") }
-            let removed = leaf.values[index]
-            leaf.remove(at: index)
-            if leaf.keys.isEmpty {
-                editor.releasePage(newReference, owner: owner)
-                return (nil, removed)
-            }
-            return (newReference, removed)
-        case .branch(let branch):
-            let childIndex = Self.childIndex(in: branch, for: key)
-            let (child, removed) = try remove(key, from: branch.children[childIndex], editor: editor)
-            if let child {
-                branch.children[childIndex] = child
-                try mergeIfSmall(childIndex, in: branch, editor: editor)
-            } else {
-                branch.removeChild(at: childIndex)
-                if branch.children.isEmpty {
-                    editor.releasePage(newReference, owner: owner)
-                    return (nil, removed)
+        _ key: UnsafeRawBufferPointer, from reference: PageReference, depth: Int, editor: some TreeEditing
+    ) throws -> Removal? {
+        try KeyInterval.checkDepth(depth, page: reference.page)
+        let read = try editor.node(reference)
+        let childIndex: Int
+        let child: PageReference
+        switch read {
+        case .leafPage(let view):
+            guard view.search(key).found else { return nil }
+            if reference.birth != editor.transaction {
+                // A committed leaf that stays at least a quarter full: copy its bytes without the entry.
+                if let edited = try removeFromLeafPage(view, key: key, at: reference, editor: editor) {
+                    return Removal(reference: edited.reference, value: edited.removed)
                 }
+            } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
+                let removed = removeFromDirtyLeafPage(buffer, key: key, page: reference.page, editor: editor)
+            {
+                return Removal(reference: reference, value: removed)
             }
-            return (newReference, removed)
-        case .raw:
-            throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
+            return try removeFromLeaf(key, at: reference, read: read, editor: editor)
+        case .leaf(let leaf):
+            guard Self.search(leaf, key).found else { return nil }
+            return try removeFromLeaf(key, at: reference, read: read, editor: editor)
+        case .branchPage(let view):
+            childIndex = view.childIndex(for: key)
+            child = view.child(at: childIndex)
+        case .branch(let node):
+            childIndex = Self.childIndex(in: node, for: key)
+            child = node.children[childIndex]
         }
+        guard let below = try remove(key, from: child, depth: depth + 1, editor: editor) else { return nil }
+        // The key was there: only now is this branch copied (a copy has the same keys, so the
+        // child index found on the way down still holds).
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
+        guard case .branch(let branch) = content else {
+            throw StoreError.malformedPage(page: reference.page, reason: "a branch became a leaf during delete")
+        }
+        if let edited = below.reference {
+            branch.children[childIndex] = edited
+            try mergeIfSmall(childIndex, in: branch, editor: editor)
+        } else {
+            branch.removeChild(at: childIndex)
+            if branch.children.isEmpty {
+                editor.releasePage(newReference, owner: owner)
+                return Removal(reference: nil, value: below.value)
+            }
+        }
+        return Removal(reference: newReference, value: below.value)
+    }
+
+    /// Removes `key`, which the leaf at `reference` holds, through an editable copy of the leaf.
+    private func removeFromLeaf(
+        _ key: UnsafeRawBufferPointer, at reference: PageReference, read: NodeRead, editor: some TreeEditing
+    ) throws -> Removal {
+        let (newReference, content) = try editableNode(reference, read: read, editor: editor)
+        guard case .leaf(let leaf) = content else {
+            throw StoreError.malformedPage(page: reference.page, reason: "a leaf became a branch during delete")
+        }
+        let (index, found) = Self.search(leaf, key)
+        guard found else { throw StoreError.malformedPage(page: reference.page, reason: "key vanished during delete") }
+        let removed = leaf.values[index]
+        leaf.remove(at: index)
+        if leaf.keys.isEmpty {
+            editor.releasePage(newReference, owner: owner)
+            return Removal(reference: nil, value: removed)
+        }
+        return Removal(reference: newReference, value: removed)
     }
 
     /// Merges child `index` with a neighbour when it has shrunk below a quarter page and the two

@@ -79,7 +79,7 @@ struct JournaledTree {
         if let record = journal.record(for: key) {
             guard let value = record.value else { return nil }
             // Only a key the pages hold needs a removal record.
-            if try base.lookup(key, reader: editor) != nil { journal.set(key, nil) } else { journal.forget(key) }
+            if try base.contains(key, reader: editor) { journal.set(key, nil) } else { journal.forget(key) }
             try writeOutIfLarge(editor: editor)
             return .inline(value)
         }

@@ -74,7 +74,7 @@ extension Store {
         let transaction = try beginWrite()
         do {
             let tree = BTree(root: transaction.base.state.snapshots, owner: .system)
-            if try tree.lookup(key, reader: transaction) != nil { throw StoreError.snapshotExists(name) }
+            if try tree.contains(key, reader: transaction) { throw StoreError.snapshotExists(name) }
             var records = 0
             for collection in try transaction.collectionNames() { records += try transaction.count(in: collection) }
             let info = SnapshotInfo(
@@ -104,7 +104,7 @@ extension Store {
         let transaction = try beginWrite()
         do {
             let tree = BTree(root: transaction.base.state.snapshots, owner: .system)
-            guard try tree.lookup(key, reader: transaction) != nil else { throw StoreError.snapshotNotFound(name) }
+            guard try tree.contains(key, reader: transaction) else { throw StoreError.snapshotNotFound(name) }
             transaction.history.snapshotEdits.append((key, nil))
             transaction.history.forceState = true
             try transaction.commit()
