@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Spilling large transactions")
 struct SpillTests {
-    private static func load(_ transaction: WriteTransaction, _ generator: inout SeededGenerator, count: Int) throws -> [[UInt8]: [UInt8]] {
+    fileprivate static func load(_ transaction: WriteTransaction, _ generator: inout SeededGenerator, count: Int) throws -> [[UInt8]: [UInt8]] {
         var model: [[UInt8]: [UInt8]] = [:]
         for index in 0..<count {
             let key = generator.bytes(16)
@@ -101,5 +101,33 @@ struct SpillingCopyTests {
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
         try store.close()
+    }
+
+    /// A commit with more dirty pages than `WriteTransaction.backgroundReleaseThreshold` hands its
+    /// decoded nodes to a background thread once sealed: what it committed reads back exactly,
+    /// and the next transaction edits it while they are freed.
+    @Test(arguments: [Durability.durable, .deferred])
+    func aLargeCommitsNodesFreedInTheBackgroundLeaveItsContentsAndTheNextTransactionIntact(durability: Durability) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store.create(at: directory.file("large.chrono"), options: StoreOptions(durability: durability))
+        defer { try? store.close() }
+        var generator = SeededGenerator(seed: 47)
+        let transaction = try store.beginWrite()
+        var model = try SpillTests.load(transaction, &generator, count: 40_000)
+        #expect(transaction.dirty.count >= WriteTransaction.backgroundReleaseThreshold, "\(transaction.dirty.count) dirty pages")
+        try transaction.commit()
+        #expect(transaction.dirty.isEmpty, "the sealed commit kept its decoded nodes")
+        // The next transaction rewrites every tenth record while the nodes are freed.
+        try store.write { writer in
+            for (offset, key) in model.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).enumerated() where offset % 10 == 0 {
+                let value = generator.bytes(32)
+                try writer.put(key, value, in: "data")
+                model[key] = value
+            }
+        }
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        #expect(Dictionary(uniqueKeysWithValues: try entries(reader, "data")) == model)
+        #expect(try store.verify().isSound)
     }
 }

@@ -105,6 +105,7 @@ extension WriteTransaction {
             throw error
         }
         markFinished()
+        releaseDecodedPages()
         let head = sealed.snapshot.head.transaction
         // Secure delete zeroes freed pages right after its commit's own sync, so its commits are
         // published one by one rather than in groups.
