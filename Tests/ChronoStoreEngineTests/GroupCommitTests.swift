@@ -304,7 +304,11 @@ struct GroupCommitTests {
                 try! store.write { try $0.put(bytes("second"), bytes("2"), in: "c") }
                 second.signal()
             }.start()
-            usleep(200_000)
+            // Until the second commit has registered (the first is registered too: two), then a
+            // moment for its committer to go to sleep waiting for the group after this one.
+            let deadline = Date().addingTimeInterval(30)
+            while store.groupCommit.registeredCount < 2 && Date() < deadline { usleep(1_000) }
+            usleep(50_000)
         }
         try store.write { try $0.put(bytes("first"), bytes("1"), in: "c") }
         #expect(second.wait(timeout: .now() + .seconds(30)) == .success, "the second commit was left waiting for a leader")
@@ -424,16 +428,6 @@ struct GroupCommitTests {
 
 /// Runs `body` on `count` threads of their own at once (`concurrentPerform` would use only as
 /// many threads as the machine has cores) and returns when all are done.
-/// Keys whose commits returned, in the order they did, shared by committing threads.
-/// `@unchecked Sendable`: `list` is guarded by `lock`.
-private final class AcknowledgedKeys: @unchecked Sendable {
-    private let lock = Lock()
-    private var list: [String] = []
-
-    func add(_ key: String) { lock.withLock { list.append(key) } }
-    var keys: [String] { lock.withLock { list } }
-}
-
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let done = DispatchGroup()
     for index in 0..<count {
@@ -452,4 +446,14 @@ extension WriteTransaction {
         try put(bytes(key), bytes(key), in: "c")
         return try writeCommit()
     }
+}
+
+/// Keys whose commits returned, in the order they did, shared by committing threads.
+/// `@unchecked Sendable`: `list` is guarded by `lock`.
+private final class AcknowledgedKeys: @unchecked Sendable {
+    private let lock = Lock()
+    private var list: [String] = []
+
+    func add(_ key: String) { lock.withLock { list.append(key) } }
+    var keys: [String] { lock.withLock { list } }
 }

@@ -117,6 +117,9 @@ struct SpillingCopyTests {
         #expect(transaction.dirty.count >= WriteTransaction.backgroundReleaseThreshold, "\(transaction.dirty.count) dirty pages")
         try transaction.commit()
         #expect(transaction.dirty.isEmpty, "the sealed commit kept its decoded nodes")
+        // Its pages are gone from it: reading them through it is a clear error, not damage.
+        let someKey = try #require(model.keys.first)
+        #expect(throws: StoreError.transactionFinished) { try transaction.value(forKey: someKey, in: "data") }
         // The next transaction rewrites every tenth record while the nodes are freed.
         try store.write { writer in
             for (offset, key) in model.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).enumerated() where offset % 10 == 0 {

@@ -77,11 +77,23 @@ struct WriteLayoutCost: Codable, Sendable {
         var oneRun: [Double] = []
         var threePlaces: [Double] = []
         var headerOnly: [Double] = []
-        for _ in 0..<count {
-            let (start, far1, far2) = (place(), place(), place())
-            oneRun.append(try commit([(start, 6)], descriptor, path, pages))
-            threePlaces.append(try commit([(start, 4), (far1, 1), (far2, 1)], descriptor, path, pages))
-            headerOnly.append(try commit([], descriptor, path, pages))
+        /// A place at least 64 pages from `start` (so it is not part of the run).
+        func far(from start: Int) -> Int {
+            var page = place()
+            while abs(page - start) < 64 { page = place() }
+            return page
+        }
+        for sample in 0..<count {
+            let start = place()
+            let (far1, far2) = (far(from: start), far(from: start))
+            // The order rotates, so no layout always follows another's sync.
+            for layout in 0..<3 {
+                switch (sample + layout) % 3 {
+                case 0: oneRun.append(try commit([(start, 6)], descriptor, path, pages))
+                case 1: threePlaces.append(try commit([(start + 8, 4), (far1, 1), (far2, 1)], descriptor, path, pages))
+                default: headerOnly.append(try commit([], descriptor, path, pages))
+                }
+            }
         }
         return WriteLayoutCost(
             sampleCount: count, oneRunMilliseconds: Stopwatch.median(oneRun),

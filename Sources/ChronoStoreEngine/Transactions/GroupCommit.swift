@@ -67,6 +67,9 @@ final class GroupCommit: @unchecked Sendable {
 
     private var pendingCount: UInt64 { issued - settled }
 
+    /// Registered commits not yet settled (tests wait on it).
+    var registeredCount: UInt64 { mutex.withLock { pendingCount } }
+
     /// The condition the waiters of group `group` wait on. Groups settle in order and one at a
     /// time, so at most two have waiters: the one a leader is syncing and the open one. A settled
     /// group wakes its own members (all acknowledged) and one member of the open group (to lead

@@ -97,6 +97,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             case .raw: throw StoreError.malformedPage(page: reference.page, reason: "a tree points at a non-node page")
             }
         }
+        // A finished transaction no longer holds its own pages (a large commit's decoded nodes are
+        // freed once sealed, an aborted one's at once): reading them is an error, not damage.
+        if reference.birth == transaction, isFinished { throw StoreError.transactionFinished }
         if reference.birth == transaction, spilled.contains(reference.page) {
             let page = try readSpilled(reference, kind: nil)
             return page.kindByte == PageKind.branch.rawValue ? .branchPage(BranchView(page: page)) : .leafPage(LeafView(page: page))
@@ -115,6 +118,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
             }
             return buffer
         }
+        if reference.birth == transaction, isFinished { throw StoreError.transactionFinished }
         if reference.birth == transaction, spilled.contains(reference.page) { return try readSpilled(reference, kind: kind) }
         do {
             return try treeReader.rawPage(reference, kind: kind)
@@ -277,8 +281,12 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// sealed pages. A large transaction holds hundreds of thousands of them (a bulk load of
     /// 100,000 records spent 9 % of its instructions freeing them when the transaction ended), so
     /// they are handed to a background thread and the commit goes on meanwhile.
+    ///
+    /// One release runs at a time: while one is in flight, the next large commit frees its own
+    /// nodes here, so back-to-back bulk transactions cannot pile up several commits' nodes.
     func releaseDecodedPages() {
         guard dirty.count >= Self.backgroundReleaseThreshold else { return }
+        guard DecodedPages.claimBackgroundRelease() else { return }
         let garbage = DecodedPages(dirty)
         dirty = [:]
         leavesDecodedSinceEncoding = []
@@ -376,8 +384,23 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
 /// dropped its references and is finished), so the background thread is their only user.
 private final class DecodedPages: @unchecked Sendable {
     private var pages: [PageID: DirtyPage]
+    private static let lock = Lock()
+    /// Guarded by `lock`: a background release is in flight (in this process, for any store).
+    nonisolated(unsafe) private static var releasing = false
 
     init(_ pages: [PageID: DirtyPage]) { self.pages = pages }
 
-    func release() { pages = [:] }
+    /// Whether the caller may start a background release (none is in flight); if so, it is.
+    static func claimBackgroundRelease() -> Bool {
+        lock.withLock {
+            if releasing { return false }
+            releasing = true
+            return true
+        }
+    }
+
+    func release() {
+        pages = [:]
+        Self.lock.withLock { Self.releasing = false }
+    }
 }
