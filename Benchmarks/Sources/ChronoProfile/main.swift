@@ -22,8 +22,7 @@
 // CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
 // CHRONO_PROFILE_PACKING=off keeps history as whole pages; CHRONO_PROFILE_RETAIN=N the retention
 // `load` creates the store with (last N roots, 0 = limitless; default 1); CHRONO_PROFILE_SECURE=1
-// creates it with secure delete; CHRONO_PROFILE_PLANNER=off makes packing encode every pack entry
-// itself instead of taking the background planner's (StoreOptions.plansPacking, A/B).
+// creates it with secure delete.
 //
 // For callgrind, strip the debug information first (valgrind 3.19 cannot read Swift 6.3's DWARF):
 //   strip --strip-debug .build/release/chrono-profile
@@ -79,7 +78,6 @@ var options = StoreOptions(
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_PACKING"] == "off" { options.packing = .disabled }
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_SECURE"] == "1" { options.secureDelete = true }
-if ProcessInfo.processInfo.environment["CHRONO_PROFILE_PLANNER"] == "off" { options.plansPacking = false }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_CHECKPOINT_MIB"].flatMap({ Int($0) }) {
     options.checkpointByteLimit = limit << 20

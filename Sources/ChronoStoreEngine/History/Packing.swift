@@ -204,25 +204,12 @@ extension WriteTransaction {
     private func pack(_ root: HistoryEntry, successor: HistoryEntry) throws -> Int {
         let dead = try deadList(of: root)
         guard !dead.isEmpty || root.deadListIsRootOwned else { return 0 }
-        let new = try newList(of: root)
-        // Entries the planner encoded while this root's commit synced: valid while the root's
-        // lists are the ones it planned from (merging lists changes them).
-        let plan = store.packPlanner.take(root.root).flatMap { $0.dead == dead && $0.new == new ? $0 : nil }
-        var bases: BaseCandidates?
-        func candidates() throws -> BaseCandidates {
-            if let bases { return bases }
-            let made = try BaseCandidates(new, reader: treeReader)
-            bases = made
-            return made
-        }
+        let bases = try BaseCandidates(try newList(of: root), reader: treeReader)
         var packed = 0
         // The dead list holds versions its lineage parent reached: they are freed when that parent
         // is pruned, together with the parent's root page.
         let deadListDies = root.depth > 0 ? root.depth - 1 : 0
-        for reference in dead
-        where try packPage(reference, planned: plan?.pages[reference], bases: candidates, deadIn: root.root, dies: deadListDies) {
-            packed += 1
-        }
+        for reference in dead where try packPage(reference, bases: bases, deadIn: root.root, dies: deadListDies) { packed += 1 }
         if root.deadListIsRootOwned, root.newListIsRootOwned,
             try packRootPage(root.rootPage, successor: successor.rootPage, dies: root.depth)
         {
@@ -246,29 +233,14 @@ extension WriteTransaction {
 
     /// Packs one hot page as a delta against its replacement (or whole), unless it is already
     /// packed or is not a tree page.
-    /// - Parameter planned: what ``PackPlanner`` made of this page for this root, if anything:
-    ///   the entry to use when a delta is allowed (the same one this step would encode).
-    private func packPage(
-        _ reference: PageReference, planned: PackPlanner.PlannedPage?, bases: () throws -> BaseCandidates,
-        deadIn: TransactionID, dies: UInt64
-    ) throws -> Bool {
+    private func packPage(_ reference: PageReference, bases: BaseCandidates, deadIn: TransactionID, dies: UInt64) throws -> Bool {
         guard let chain = try chainToPack(reference) else { return false }
-        let entry: PackEntry
-        switch planned {
-        case .notTreePage?:
-            return false
-        case .entry(let plannedEntry, let isLeaf)?:
-            let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
-            entry = allowsDelta(after: chain, limit: chainLimit, deadIn: deadIn)
-                ? plannedEntry : makeEntry(try treeReader.read(reference, kind: nil, cached: false), base: nil)
-        case nil:
-            let page = try treeReader.read(reference, kind: nil, cached: false)
-            let isLeaf = page.kindByte == PageKind.leaf.rawValue
-            guard isLeaf || page.kindByte == PageKind.branch.rawValue else { return false }
-            let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
-            let base = allowsDelta(after: chain, limit: chainLimit, deadIn: deadIn) ? try bases().base(for: page) : nil
-            entry = makeEntry(page, base: base)
-        }
+        let page = try treeReader.read(reference, kind: nil, cached: false)
+        let isLeaf = page.kindByte == PageKind.leaf.rawValue
+        guard isLeaf || page.kindByte == PageKind.branch.rawValue else { return false }
+        let chainLimit = isLeaf ? packing.leafChainLimit : packing.branchChainLimit
+        let base = allowsDelta(after: chain, limit: chainLimit, deadIn: deadIn) ? bases.base(for: page) : nil
+        let entry = makeEntry(page, base: base)
         // A delta whose page would not fit a pack page whole is still packed: if its base is
         // freed first, `rebaseDependants` rebases it onto the page that took over its keys.
         guard packedByteCount(entry, reference) <= PackPage.capacity(pageSize: pageSize) else { return false }
@@ -361,7 +333,15 @@ extension WriteTransaction {
     }
 
     func makeEntry(_ page: PageBuffer, base: PageBuffer?) -> PackEntry {
-        PackEntry.make(page, base: base, pageSize: pageSize)
+        guard let base else { return PackEntry.keyframe(of: page) }
+        let checksum: UInt32 = page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset)
+        let delta = PageDelta.encode(PackBlanking.blanked(page), base: PackBlanking.blanked(base))
+        let entry = PackEntry(base: base.reference, checksum: checksum, delta: delta)
+        if entry.delta.count > pageSize / 4 {
+            let whole = PackEntry.keyframe(of: page)
+            if whole.delta.count <= entry.delta.count { return whole }
+        }
+        return entry
     }
 
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
@@ -386,12 +366,8 @@ struct BaseCandidates {
     private var branches: [([UInt8], PageBuffer)] = []
 
     init(_ introduced: [PageReference], reader: SnapshotReader) throws {
-        self.init(try introduced.map { try reader.read($0, kind: nil, cached: true) })
-    }
-
-    /// The candidates among `pages` (a root's new pages, in any order).
-    init(_ pages: [PageBuffer]) {
-        for page in pages {
+        for reference in introduced {
+            let page = try reader.read(reference, kind: nil, cached: true)
             if page.kindByte == PageKind.leaf.rawValue {
                 let view = LeafView(page: page)
                 leaves.append((view.count > 0 ? Array(view.key(at: 0)) : [], page))
@@ -422,21 +398,5 @@ struct BaseCandidates {
             chosen = candidate
         }
         return chosen
-    }
-}
-
-extension PackEntry {
-    /// The entry for `page`: a delta against `base`, or the page whole (a keyframe) when there is
-    /// no base or the delta would be larger than a quarter page and no smaller than the keyframe.
-    static func make(_ page: PageBuffer, base: PageBuffer?, pageSize: Int) -> PackEntry {
-        guard let base else { return PackEntry.keyframe(of: page) }
-        let checksum: UInt32 = page.readOnly.loadLittleEndian(at: PageHeader.checksumOffset)
-        let delta = PageDelta.encode(PackBlanking.blanked(page), base: PackBlanking.blanked(base))
-        let entry = PackEntry(base: base.reference, checksum: checksum, delta: delta)
-        if entry.delta.count > pageSize / 4 {
-            let whole = PackEntry.keyframe(of: page)
-            if whole.delta.count <= entry.delta.count { return whole }
-        }
-        return entry
     }
 }

@@ -27,8 +27,6 @@ package final class Store: @unchecked Sendable {
     let groupCommit = GroupCommit()
     /// What pruning remembers between commits (only the writer uses it).
     let pruningMemory = PruningMemory()
-    /// Pack entries of recent roots encoded in the background (see `PackPlanner`).
-    let packPlanner = PackPlanner()
 
     let lock = Lock()
     // Guarded by `lock`:

@@ -43,10 +43,6 @@ package struct StoreOptions: Sendable, Equatable {
     package var clock: WallClock = .system
     /// How old page versions are packed into deltas (format version 2 stores).
     package var packing: HistoryPacking = .standard
-    /// Whether a commit hands its new root's lists to a background thread that encodes their
-    /// pack entries ahead of packing (`PackPlanner`); off, packing encodes them itself. Either way
-    /// the file is the same: tests compare the two, and profiles measure what it saves.
-    package var plansPacking = true
     /// For a new store: overwrite every freed page with zeros once it is reusable (see
     /// `Store+SecureDelete.swift`). Kept in the state; commits of such a store always sync.
     package var secureDelete = false

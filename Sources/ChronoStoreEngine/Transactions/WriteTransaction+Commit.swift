@@ -105,7 +105,6 @@ extension WriteTransaction {
             throw error
         }
         markFinished()
-        planPacking(sealed.pages, snapshot: sealed.snapshot)
         releaseDecodedPages()
         let head = sealed.snapshot.head.transaction
         // Secure delete zeroes freed pages right after its commit's own sync, so its commits are
@@ -127,31 +126,6 @@ extension WriteTransaction {
     /// delete flag is the sealed one's: it is set at creation and every state copies its base's.
     package var commitWaitsForNoSync: Bool {
         store.options.durability == .durable ? !base.state.secureDelete : !store.nextCommitSyncs
-    }
-
-    /// Hands the new root's lists to the store's ``PackPlanner``, which encodes the pack entries
-    /// its dead list will get while this commit is written and synced. Only where packing will
-    /// reach the root: a store that packs, a retention that keeps roots past the window, and a
-    /// commit whose new pages are all in `sealed` (none spilled) and that is not a compaction or
-    /// an imported root.
-    private func planPacking(_ sealed: [PageBuffer], snapshot: StoreSnapshot) {
-        guard store.options.plansPacking, let (dead, new) = rootLists, snapshot.head.transaction == transaction, !dead.isEmpty,
-            dead.count <= PackPlanner.pageLimit, storesPacks, packing.isEnabled, !hasSpilled,
-            history.importedRoot == nil, history.relocationThreshold == nil,
-            !snapshot.state.secureDelete || packWork.counters.namesEntries
-        else { return }
-        if case .lastRoots(let count) = snapshot.state.retention, count <= packing.window { return }
-        var byPage: [PageID: PageBuffer] = [:]
-        byPage.reserveCapacity(new.count)
-        for page in sealed where introducedPages.contains(page.pageID) { byPage[page.pageID] = page }
-        var newPages: [PageBuffer] = []
-        newPages.reserveCapacity(new.count)
-        for reference in new {
-            guard let page = byPage[reference.page], page.birth == reference.birth else { return }
-            newPages.append(page)
-        }
-        store.packPlanner.submit(
-            root: transaction, dead: dead, newPages: newPages, pageFile: store.pageFile, pageCount: snapshot.state.pageCount)
     }
 
     private func rememberPruning() {
@@ -384,7 +358,6 @@ extension WriteTransaction {
         }
         let deadlist = history.importedRoot?.invalidated ?? invalidated
         let introduced = introducedPages.sorted().map { PageReference(page: $0, birth: transaction) }
-        rootLists = (deadlist, introduced)
         let space = pageSize - record.inlineAreaOffset
         let entry = PageReference.byteCount
         let deadlistInline = deadlist.count * entry <= space

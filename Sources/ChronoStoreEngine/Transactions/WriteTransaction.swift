@@ -48,8 +48,6 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// Whether this transaction spilled any page: a page number it spilled and then freed may be
     /// handed out again in it, with the same birth, while the file still holds the spilled bytes.
     var hasSpilled = false
-    /// The new root's dead and new lists as its root page records them (set when it is laid out).
-    var rootLists: (dead: [PageReference], new: [PageReference])?
     /// Pages put into `dirty` as decoded leaves since decoded leaves were last encoded back into
     /// page bytes (see `spillIfNeeded`); a page may appear more than once.
     @exclusivity(unchecked) var leavesDecodedSinceEncoding: [PageID] = []
