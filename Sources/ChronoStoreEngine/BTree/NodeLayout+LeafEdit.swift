@@ -140,14 +140,10 @@ extension NodeLayout {
         let (count, slotGrowth, oldEntriesStart, split, resume, shiftAfter) = putGeometry(
             view, end: end, index: index, replacing: replacing, key: key, value: value)
         precondition(page !== view.page && end + shiftAfter <= bytes.count, "leaf overflows its page")
-        for slot in 0..<index {
-            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
-        }
+        copySlots(from: source, index: 0, to: bytes, index: 0, count: index, adding: slotGrowth)
         bytes.storeLittleEndian(UInt16(split + slotGrowth), at: leafOffsetsStart + 2 * index)
-        for slot in (index + 1)..<(count) {
-            let from = replacing ? slot : slot - 1
-            bytes.storeLittleEndian(UInt16(view.entryOffset(from) + shiftAfter), at: leafOffsetsStart + 2 * slot)
-        }
+        copySlots(from: source, index: replacing ? index + 1 : index, to: bytes, index: index + 1,
+                  count: count - index - 1, adding: shiftAfter)
         let entriesStart = leafOffsetsStart + 2 * count
         (bytes.baseAddress! + entriesStart).copyMemory(from: source.baseAddress! + oldEntriesStart, byteCount: split - oldEntriesStart)
         let cursor = storeLeafEntry(key: key, value: value, into: bytes, at: split + slotGrowth)
@@ -183,16 +179,9 @@ extension NodeLayout {
         }
         // Then the offsets, highest slot first, so an insert reads each old slot before its
         // neighbour overwrites it (the new last slot covers where the earlier run began).
-        for slot in stride(from: count - 1, to: index, by: -1) {
-            let from = replacing ? slot : slot - 1
-            bytes.storeLittleEndian(UInt16(view.entryOffset(from) + shiftAfter), at: leafOffsetsStart + 2 * slot)
-        }
+        shiftSlots(bytes, index: index + 1, count: count - index - 1, readingFrom: replacing ? 0 : -1, adding: shiftAfter)
         bytes.storeLittleEndian(UInt16(split + slotGrowth), at: leafOffsetsStart + 2 * index)
-        if slotGrowth > 0 {
-            for slot in 0..<index {
-                bytes.storeLittleEndian(UInt16(view.entryOffset(slot) + slotGrowth), at: leafOffsetsStart + 2 * slot)
-            }
-        }
+        if slotGrowth > 0 { shiftSlots(bytes, index: 0, count: index, readingFrom: 0, adding: slotGrowth) }
         _ = storeLeafEntry(key: key, value: value, into: bytes, at: split + slotGrowth)
         if newEnd < end { (base + newEnd).initializeMemory(as: UInt8.self, repeating: 0, count: end - newEnd) }
         return newEnd
@@ -213,12 +202,8 @@ extension NodeLayout {
         let removed = resume - split
         let base = bytes.baseAddress!
         // Offsets, lowest first: each new slot reads the old slot at or above it.
-        for slot in 0..<index {
-            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) - 2), at: leafOffsetsStart + 2 * slot)
-        }
-        for slot in index..<(oldCount - 1) {
-            bytes.storeLittleEndian(UInt16(view.entryOffset(slot + 1) - 2 - removed), at: leafOffsetsStart + 2 * slot)
-        }
+        shiftSlots(bytes, index: 0, count: index, readingFrom: 0, adding: -2)
+        shiftSlots(bytes, index: index, count: oldCount - 1 - index, readingFrom: 1, adding: -2 - removed)
         // The entries before the removed one move down over the last old slot, those after it
         // down over the removed entry.
         (base + oldEntriesStart - 2).moveInitializeMemory(
@@ -238,16 +223,57 @@ extension NodeLayout {
         let split = view.entryOffset(index)
         let resume = split + view.entryByteCount(index) - 2
         precondition(page !== view.page && split <= resume && resume <= end, "removal outside the leaf")
-        for slot in 0..<index {
-            bytes.storeLittleEndian(UInt16(view.entryOffset(slot) - 2), at: leafOffsetsStart + 2 * slot)
-        }
-        for slot in index..<(oldCount - 1) {
-            bytes.storeLittleEndian(UInt16(view.entryOffset(slot + 1) - 2 - (resume - split)), at: leafOffsetsStart + 2 * slot)
-        }
+        copySlots(from: source, index: 0, to: bytes, index: 0, count: index, adding: -2)
+        copySlots(from: source, index: index + 1, to: bytes, index: index, count: oldCount - 1 - index, adding: -2 - (resume - split))
         let entriesStart = oldEntriesStart - 2
         (bytes.baseAddress! + entriesStart).copyMemory(from: source.baseAddress! + oldEntriesStart, byteCount: split - oldEntriesStart)
         (bytes.baseAddress! + split - 2).copyMemory(from: source.baseAddress! + resume, byteCount: end - resume)
         zeroHeaderAndTail(bytes, from: split - 2 + end - resume)
+    }
+}
+
+extension NodeLayout {
+    // MARK: - Offset slots
+
+    /// Writes `count` offset slots of `target` from `index` on: each the slot of `source` at the
+    /// same distance from `sourceIndex`, plus `delta`. One bounds check for the run instead of
+    /// one per slot: an edit of a leaf of small entries rewrites a hundred or more slots.
+    @inline(__always)
+    static func copySlots(
+        from source: UnsafeRawBufferPointer, index sourceIndex: Int, to target: UnsafeMutableRawBufferPointer, index: Int,
+        count: Int, adding delta: Int
+    ) {
+        guard count > 0 else { return }
+        precondition(
+            sourceIndex >= 0 && index >= 0 && leafOffsetsStart + 2 * (sourceIndex + count) <= source.count
+                && leafOffsetsStart + 2 * (index + count) <= target.count, "offset slots outside the page")
+        let from = source.baseAddress! + leafOffsetsStart + 2 * sourceIndex
+        let to = target.baseAddress! + leafOffsetsStart + 2 * index
+        for slot in 0..<count {
+            let offset = Int(UInt16(littleEndian: from.loadUnaligned(fromByteOffset: 2 * slot, as: UInt16.self)))
+            to.storeBytes(of: UInt16(truncatingIfNeeded: offset &+ delta).littleEndian, toByteOffset: 2 * slot, as: UInt16.self)
+        }
+    }
+
+    /// Rewrites `count` offset slots of `bytes` from `index` on, in place: each becomes the slot
+    /// `shift` away from it (0 itself, 1 the next, -1 the previous) plus `delta`, in the order
+    /// that reads every slot before it is overwritten.
+    @inline(__always)
+    static func shiftSlots(_ bytes: UnsafeMutableRawBufferPointer, index: Int, count: Int, readingFrom shift: Int, adding delta: Int) {
+        guard count > 0 else { return }
+        precondition(
+            index >= 0 && index + shift >= 0 && leafOffsetsStart + 2 * (index + count) <= bytes.count
+                && leafOffsetsStart + 2 * (index + shift + count) <= bytes.count, "offset slots outside the page")
+        let slots = bytes.baseAddress! + leafOffsetsStart
+        func move(_ slot: Int) {
+            let offset = Int(UInt16(littleEndian: slots.loadUnaligned(fromByteOffset: 2 * (slot + shift), as: UInt16.self)))
+            slots.storeBytes(of: UInt16(truncatingIfNeeded: offset &+ delta).littleEndian, toByteOffset: 2 * slot, as: UInt16.self)
+        }
+        if shift < 0 {
+            for slot in stride(from: index + count - 1, through: index, by: -1) { move(slot) }
+        } else {
+            for slot in index..<(index + count) { move(slot) }
+        }
     }
 }
 
