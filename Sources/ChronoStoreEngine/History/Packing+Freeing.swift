@@ -17,12 +17,11 @@ extension WriteTransaction {
             allocator.released.append(reference.page)
             return
         }
-        let key = packWork.key(reference)
-        guard let value = try packWork.tree.lookup(key, reader: self) else {
+        // One descent: the removal returns the value (a lookup first read every node twice).
+        guard let value = try packWork.tree.remove(packWork.key(reference), editor: self) else {
             allocator.released.append(reference.page)
             return
         }
-        try packWork.tree.remove(present: key, editor: self)
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed(let packPage, let offset):
             // Only the entry's size is needed: its fields are parsed in place, the delta not copied.
