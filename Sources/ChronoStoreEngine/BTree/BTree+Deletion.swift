@@ -14,16 +14,6 @@ extension BTree {
         return removal.value
     }
 
-    /// Removes `key`, which the caller just found in this tree.
-    /// - Returns: the removed value.
-    @discardableResult
-    mutating func remove(present key: [UInt8], editor: some TreeEditing) throws -> LeafValue {
-        guard let removed = try remove(key, editor: editor) else {
-            throw StoreError.malformedPage(page: root.page, reason: "key vanished during delete")
-        }
-        return removed
-    }
-
     /// Replaces a root branch that has a single child by that child, repeatedly.
     private mutating func collapseRoot(editor: some TreeEditing) throws {
         while !root.isNone {
@@ -55,14 +45,15 @@ extension BTree {
         let child: PageReference
         switch read {
         case .leafPage(let view):
-            guard view.search(key).found else { return nil }
+            let (index, found) = view.search(key)
+            guard found else { return nil }
             if reference.birth != editor.transaction {
                 // A committed leaf that stays at least a quarter full: copy its bytes without the entry.
-                if let edited = try removeFromLeafPage(view, key: key, at: reference, editor: editor) {
+                if let edited = try removeFromLeafPage(view, index: index, at: reference, editor: editor) {
                     return Removal(reference: edited.reference, value: edited.removed)
                 }
             } else if case .raw(let buffer, .leaf, _)? = editor.dirtyPage(reference.page),
-                let removed = removeFromDirtyLeafPage(buffer, key: key, page: reference.page, editor: editor)
+                let removed = removeFromDirtyLeafPage(buffer, index: index, page: reference.page, editor: editor)
             {
                 return Removal(reference: reference, value: removed)
             }

@@ -81,16 +81,15 @@ extension BTree {
         return (page, previous)
     }
 
-    /// Removes `key` from a leaf this transaction holds as bytes, on its own page, under the same
-    /// conditions as ``removeFromLeafPage(_:key:at:editor:)`` and the edit limit.
+    /// Removes entry `index` (the caller found its key there) from a leaf this transaction holds
+    /// as bytes, on its own page, under the same conditions as
+    /// ``removeFromLeafPage(_:index:at:editor:)`` and the edit limit.
     /// - Returns: the removed value, or nil when nothing changed.
     func removeFromDirtyLeafPage(
-        _ buffer: PageBuffer, key: UnsafeRawBufferPointer, page: PageID, editor: some TreeEditing
+        _ buffer: PageBuffer, index: Int, page: PageID, editor: some TreeEditing
     ) -> LeafValue? {
         let view = LeafView(page: buffer)
         guard let edits = Self.byteEdits(of: buffer), edits < Self.dirtyLeafByteEditLimit, view.count > 1 else { return nil }
-        let (index, found) = view.search(key)
-        guard found else { return nil }
         let end = NodeLayout.canonicalLeafEnd(view)
         guard end - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)
@@ -101,17 +100,15 @@ extension BTree {
         return removed
     }
 
-    /// Removes entry `key` from the committed leaf page `view` by writing a copy of the page
-    /// without it on a fresh page (the old one is released), when what remains is at least a
-    /// quarter page, so no merge with a neighbour would follow.
+    /// Removes entry `index` (the caller found its key there) from the committed leaf page `view`
+    /// by writing a copy of the page without it on a fresh page (the old one is released), when
+    /// what remains is at least a quarter page, so no merge with a neighbour would follow.
     /// - Returns: the leaf's new reference and the removed value, or nil when the leaf is not
-    ///   committed, lacks the key, or would become small (nothing changed: the caller decodes it).
+    ///   committed or would become small (nothing changed: the caller decodes it).
     func removeFromLeafPage(
-        _ view: LeafView, key: UnsafeRawBufferPointer, at reference: PageReference, editor: some TreeEditing
+        _ view: LeafView, index: Int, at reference: PageReference, editor: some TreeEditing
     ) throws -> (reference: PageReference, removed: LeafValue)? {
-        guard reference.birth != editor.transaction, view.count > 1 else { return nil }
-        let (index, found) = view.search(key)
-        guard found else { return nil }
+        guard reference.birth != editor.transaction, view.count > 1, index < view.count else { return nil }
         let layout = NodeLayout.leafLayout(view)
         guard layout.byteCount - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)

@@ -76,6 +76,12 @@ final class GroupCommit: @unchecked Sendable {
     /// it), not the open group's other members.
     private static func groupCondition(_ group: UInt64) -> Int { Int(group % 2) }
 
+    /// With `mutex` held: wakes the waiters of both groups (a failure, or no commit left to lead).
+    private func wakeEveryGroup() {
+        mutex.broadcast(Self.groupCondition(0))
+        mutex.broadcast(Self.groupCondition(1))
+    }
+
     /// With `mutex` held: the group that holds ticket `number` (not yet settled).
     private func group(of number: UInt64) -> UInt64 { number > takenThrough ? groupsTaken : groupsTaken - 1 }
 
@@ -186,8 +192,7 @@ final class GroupCommit: @unchecked Sendable {
         while naming { mutex.wait(Self.namedCondition) }
         guard let end = written, let first = nextFirstMember else {
             leading = false
-            mutex.broadcast(0)
-            mutex.broadcast(1)
+            wakeEveryGroup()
             return
         }
         let through = issued
@@ -215,8 +220,7 @@ final class GroupCommit: @unchecked Sendable {
             written = nil
             nextFirstMember = nil
             epoch += 1
-            mutex.broadcast(0)
-            mutex.broadcast(1)
+            wakeEveryGroup()
         }
         if pendingCount == 0 && holdsFileWriter && gate.tryAcquire() {
             unlockFile()
