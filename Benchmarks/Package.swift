@@ -36,11 +36,18 @@ let package = Package(
             dependencies: ["ChronoStoreEngine"],
             swiftSettings: strictSettings
         ),
+        // The typed workloads' event record, shared by both executables.
+        .target(
+            name: "TypedEvents",
+            dependencies: ["ChronoStore"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "ChronoBench",
             dependencies: [
                 "ChronoStoreEngine",
                 "ChronoStore",
+                "TypedEvents",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -48,7 +55,7 @@ let package = Package(
         // One engine or typed-API workload per process, for callgrind and timings (no SQLite).
         .executableTarget(
             name: "ChronoProfile",
-            dependencies: ["ChronoStoreEngine", "ChronoStore"],
+            dependencies: ["ChronoStoreEngine", "ChronoStore", "TypedEvents"],
             swiftSettings: strictSettings
         ),
     ],

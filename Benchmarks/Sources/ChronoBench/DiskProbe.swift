@@ -20,22 +20,14 @@ struct FsyncLatency: Codable, Sendable {
 
     /// Writes `count` pages to one file, each at its own offset, syncing after each.
     static func measure(in directory: String, count: Int) throws -> FsyncLatency {
-        let path = directory + "/fsync-probe"
-        let descriptor = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o644)
-        guard descriptor >= 0 else { throw BenchmarkError.system("open \(path)", errno) }
-        defer {
-            close(descriptor)
-            unlink(path)
-        }
         let page = [UInt8](repeating: 0xA5, count: 4096)
-        var samples: [Double] = []
-        for index in 0..<count {
-            let seconds = try Stopwatch.time {
-                let written = page.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, 4096, off_t(index * 4096)) }
-                guard written == 4096 else { throw BenchmarkError.system("pwrite \(path)", errno) }
-                guard fdatasync(descriptor) == 0 else { throw BenchmarkError.system("fdatasync \(path)", errno) }
-            }.seconds
-            samples.append(seconds * 1000)
+        let samples = try ProbeFile.using(directory + "/fsync-probe") { file in
+            try (0..<count).map { index in
+                try Stopwatch.time {
+                    try page.withUnsafeBytes { try file.write($0, at: index * 4096) }
+                    try file.sync()
+                }.seconds * 1000
+            }
         }
         return FsyncLatency(
             sampleCount: count, medianMilliseconds: Stopwatch.median(samples),
@@ -58,19 +50,16 @@ struct WriteLayoutCost: Codable, Sendable {
 
     /// Samples of the three layouts interleaved, at random places in a 16 MiB file written first.
     static func measure(in directory: String, count: Int) throws -> WriteLayoutCost {
-        let path = directory + "/layout-probe"
-        let descriptor = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o644)
-        guard descriptor >= 0 else { throw BenchmarkError.system("open \(path)", errno) }
-        defer {
-            close(descriptor)
-            unlink(path)
-        }
+        try ProbeFile.using(directory + "/layout-probe") { file in try measure(on: file, count: count) }
+    }
+
+    private static func measure(on file: ProbeFile, count: Int) throws -> WriteLayoutCost {
         let pageCount = 4096
         let chunk = [UInt8](repeating: 0, count: 256 * 4096)
         for start in stride(from: 0, to: pageCount, by: 256) {
-            try chunk.withUnsafeBytes { try write($0, at: start * 4096, descriptor, path) }
+            try chunk.withUnsafeBytes { try file.write($0, at: start * 4096) }
         }
-        guard fsync(descriptor) == 0 else { throw BenchmarkError.system("fsync \(path)", errno) }
+        try file.sync()
         let pages = [UInt8](repeating: 0x5A, count: 6 * 4096)
         var generator = SeededGenerator(seed: 7)
         func place() -> Int { 16 + Int(generator.next() % UInt64(pageCount - 32)) }
@@ -89,9 +78,9 @@ struct WriteLayoutCost: Codable, Sendable {
             // The order rotates, so no layout always follows another's sync.
             for layout in 0..<3 {
                 switch (sample + layout) % 3 {
-                case 0: oneRun.append(try commit([(start, 6)], descriptor, path, pages))
-                case 1: threePlaces.append(try commit([(start + 8, 4), (far1, 1), (far2, 1)], descriptor, path, pages))
-                default: headerOnly.append(try commit([], descriptor, path, pages))
+                case 0: oneRun.append(try commit([(start, 6)], file, pages))
+                case 1: threePlaces.append(try commit([(start + 8, 4), (far1, 1), (far2, 1)], file, pages))
+                default: headerOnly.append(try commit([], file, pages))
                 }
             }
         }
@@ -101,21 +90,42 @@ struct WriteLayoutCost: Codable, Sendable {
     }
 
     /// Writes `runs` (first page, page count) and the header, syncs; returns milliseconds.
-    private static func commit(_ runs: [(Int, Int)], _ descriptor: Int32, _ path: String, _ pages: [UInt8]) throws -> Double {
+    private static func commit(_ runs: [(Int, Int)], _ file: ProbeFile, _ pages: [UInt8]) throws -> Double {
         try Stopwatch.time {
             try pages.withUnsafeBytes { bytes in
                 for (first, count) in runs {
-                    try write(UnsafeRawBufferPointer(rebasing: bytes[0..<count * 4096]), at: first * 4096, descriptor, path)
+                    try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count * 4096]), at: first * 4096)
                 }
-                try write(UnsafeRawBufferPointer(rebasing: bytes[0..<512]), at: 0, descriptor, path)
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<512]), at: 0)
             }
-            guard fdatasync(descriptor) == 0 else { throw BenchmarkError.system("fdatasync \(path)", errno) }
+            try file.sync()
         }.seconds * 1000
     }
+}
 
-    private static func write(_ bytes: UnsafeRawBufferPointer, at offset: Int, _ descriptor: Int32, _ path: String) throws {
+/// A scratch file the disk probes write and sync, removed when the probe ends.
+private struct ProbeFile {
+    let path: String
+    let descriptor: Int32
+
+    /// Creates (or truncates) the file at `path`, runs `body` on it, then closes and removes it.
+    static func using<Result>(_ path: String, _ body: (ProbeFile) throws -> Result) throws -> Result {
+        let descriptor = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o644)
+        guard descriptor >= 0 else { throw BenchmarkError.system("open \(path)", errno) }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        return try body(ProbeFile(path: path, descriptor: descriptor))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
         let written = pwrite(descriptor, bytes.baseAddress, bytes.count, off_t(offset))
         guard written == bytes.count else { throw BenchmarkError.system("pwrite \(path)", errno) }
+    }
+
+    func sync() throws {
+        guard fdatasync(descriptor) == 0 else { throw BenchmarkError.system("fdatasync \(path)", errno) }
     }
 }
 

@@ -2,7 +2,8 @@
 
 import ChronoStore
 import Foundation
-import GRDB
+public import GRDB
+public import TypedEvents
 
 /// A small record such as an app keeps: an integer id, a short string, a number and two tags.
 struct TypedItem: Codable, Sendable, Identifiable, Equatable, FetchableRecord, PersistableRecord {
@@ -27,30 +28,7 @@ enum TypedItemFormat: DatastoreFormat {
     static let name = "items"
 }
 
-/// An app's dated record, as an event log or a journal keeps one per user action: an integer id,
-/// when it happened, a kind and a short note; queried by date.
-struct TypedEvent: Codable, Sendable, Identifiable, Equatable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "events"
-
-    var id: Int
-    var date: Date
-    var kind: String
-    var note: String
-
-    /// Event `id` of a run that starts at `start`, one second apart.
-    init(id: Int, start: Date) {
-        self.id = id
-        date = start.addingTimeInterval(Double(id))
-        kind = ["opened", "edited", "shared", "closed"][id % 4]
-        note = "event \(id) of the app's log"
-    }
-}
-
-/// The ChronoStore datastore of ``TypedEvent``s, with a non-unique index on the date (the same
-/// index the GRDB table has).
-enum TypedEventFormat: DatastoreFormat {
-    typealias Instance = TypedEvent
-    static let name = "events"
-    static let date = DatastoreIndex<Self, Date>.oneToMany("date", \.date)
-    static var indexes: [AnyDatastoreIndex<Self>] { [AnyDatastoreIndex(date)] }
+/// ``TypedEvent`` (target TypedEvents, shared with chrono-profile) as a GRDB record.
+extension TypedEvent: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "events"
 }

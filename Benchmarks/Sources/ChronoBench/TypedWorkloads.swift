@@ -3,6 +3,7 @@
 import ChronoStore
 import Foundation
 import GRDB
+import TypedEvents
 
 /// Runs on the public `ChronoStore` API and on GRDB's Codable records:
 /// 1. persisting `typedRecordCount` new ``TypedItem``s in one durable transaction (ChronoStore
