@@ -96,9 +96,10 @@ struct PackedRootPageTests {
         #expect(!before.isNone, "the pinned root's root page is a delta before its child goes")
 
         // Keep the last 3 roots: the pinned root stays, every root between it and them goes.
+        let lastThree = Array(try store.history().prefix(3).map(\.id))
         try store.setRetention(.lastRoots(3))
         _ = try store.prune()
-        #expect(try store.history().map(\.id.rawValue) == [22, 21, 20], "only the last 3 roots are on the head's line")
+        #expect(try store.history().map(\.id) == lastThree, "only the last 3 roots are on the head's line")
         #expect(try packedBase(of: pinned)?.isNone == true, "the pinned root's root page is now whole")
         // Reuse the freed slots, then read the pinned root.
         for step in 20..<40 {

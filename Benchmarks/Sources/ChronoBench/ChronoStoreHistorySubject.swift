@@ -15,8 +15,13 @@ final class ChronoStoreHistorySubject: HistorySubject {
     init(path: String, options: StoreOptions) throws {
         self.path = path
         var options = options
-        // CHRONO_BENCH_PACKING=off measures history without packing (whole pages), for comparison.
-        if ProcessInfo.processInfo.environment["CHRONO_BENCH_PACKING"] == "off" { options.packing = .disabled }
+        // CHRONO_BENCH_PACKING=off measures history without packing (whole pages), and =inline with
+        // packing inside the commits that make it due rather than in packing commits, for comparison.
+        switch ProcessInfo.processInfo.environment["CHRONO_BENCH_PACKING"] {
+        case "off": options.packing = .disabled
+        case "inline": options.packing.inBackground = false
+        default: break
+        }
         self.options = options
         store = try Store.create(at: path, options: options)
     }

@@ -20,7 +20,8 @@
 // operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
 // CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
 // CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
-// CHRONO_PROFILE_PACKING=off keeps history as whole pages; CHRONO_PROFILE_RETAIN=N the retention
+// CHRONO_PROFILE_PACKING=off keeps history as whole pages (=inline packs inside the commits that
+// make packing due, not in packing commits of their own); CHRONO_PROFILE_RETAIN=N the retention
 // `load` creates the store with (last N roots, 0 = limitless; default 1); CHRONO_PROFILE_SECURE=1
 // creates it with secure delete.
 //
@@ -77,6 +78,8 @@ var options = StoreOptions(
     durability: .durable, cacheByteCount: cacheMiB << 20, retention: retained == 0 ? .limitless : .lastRoots(retained))
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_MMAP"] == "off" { options.memoryMappedReads = false }
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_PACKING"] == "off" { options.packing = .disabled }
+if ProcessInfo.processInfo.environment["CHRONO_PROFILE_PACKING"] == "inline" { options.packing.inBackground = false }
+if let roots = ProcessInfo.processInfo.environment["CHRONO_PROFILE_BATCH"].flatMap({ Int($0) }) { options.packing.batchRoots = roots }
 if ProcessInfo.processInfo.environment["CHRONO_PROFILE_SECURE"] == "1" { options.secureDelete = true }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_DIRTY_PAGES"].flatMap({ Int($0) }) { options.dirtyPageLimit = limit }
 if let limit = ProcessInfo.processInfo.environment["CHRONO_PROFILE_CHECKPOINT_MIB"].flatMap({ Int($0) }) {

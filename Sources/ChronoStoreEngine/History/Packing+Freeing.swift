@@ -7,6 +7,7 @@ extension WriteTransaction {
     /// pack entry when packing moved it (the slot went back when it was packed). O(log index).
     func freeHistoryPage(_ reference: PageReference) throws {
         if packWork.pending.removeValue(forKey: reference) != nil {
+            packWork.packedHere.remove(reference)
             // An entry compaction is rewriting still has its old index value (its old page
             // already lost it).
             if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(packWork.key(reference), editor: self) }
@@ -88,9 +89,11 @@ extension WriteTransaction {
                 base = found.entry.base
             }
             guard !base.isNone, freedSet.contains(base) else { continue }
-            if packWork.pending[reference] != nil, !packWork.repacked.contains(reference),
-                let released = allocator.released.lastIndex(of: reference.page)
-            {
+            // Only a version a packing walk of this commit packed gave its slot back here; an entry
+            // rewritten in this commit (by an earlier rebase, compaction or secure delete) gave it
+            // back long ago, and the slot's page number may be released now for the newer page
+            // that reused it.
+            if packWork.packedHere.contains(reference), let released = allocator.released.lastIndex(of: reference.page) {
                 unpacked.append((reference, released))
                 continue
             }
@@ -111,6 +114,7 @@ extension WriteTransaction {
             // Packed in this commit: the slot was never given back, so the page simply stays.
             allocator.released.remove(at: released)
             packWork.pending[reference] = nil
+            packWork.packedHere.remove(reference)
             // Its own chain length went with the entry: count it as long as allowed.
             packWork.runs[reference] = .full
         }
@@ -192,6 +196,7 @@ extension WriteTransaction {
             }
         }
         packWork.pending = [:]
+        packWork.packedHere = []
         packWork.deaths = [:]
         packWork.survivors = [:]
         packWork.pendingBytes = 0

@@ -13,6 +13,9 @@ struct PackWork {
     var runs: [PageReference: ChainRun] = [:]
     /// Live entries and bytes each existing pack page loses.
     var lost: [PageID: (entries: UInt64, bytes: UInt64)] = [:]
+    /// The versions packing walks of this transaction packed, whose slots they gave back (in the
+    /// allocator's released pages): the only pending entries whose slot a rebase may take back.
+    var packedHere: Set<PageReference> = []
     /// Packed pages whose entries compaction moved into `pending` (their index values still
     /// name the old pack page until commit).
     var repacked: Set<PageReference> = []
@@ -75,7 +78,13 @@ extension WriteTransaction {
     /// Roots one packing walk visits at most below the window: a deeper backlog (history from
     /// before an upgrade, or from while packing was off) is left whole.
     static let packWalkLimit = 1024
-    var packing: HistoryPacking { store.options.packing }
+    /// The store's packing settings, with the smaller batch of packing commits where they pack
+    /// (``HistoryPacking/packingCommitBatchRoots``).
+    var packing: HistoryPacking {
+        var packing = store.options.packing
+        if packsInPackingCommits { packing.batchRoots = min(packing.batchRoots, packing.packingCommitBatchRoots) }
+        return packing
+    }
     /// Whether this store's format holds packed history (version 2 and later).
     var storesPacks: Bool { store.formatVersion >= 2 }
     /// Whether tag-2 values may carry a chain's start (version 3 and later).
@@ -87,21 +96,8 @@ extension WriteTransaction {
     /// within the commit's page budget. A walk happens once a batch of roots waits, so its cost
     /// is O(window + batch) index lookups per batch.
     func packHistory(_ trees: inout HistoryTrees, head: HistoryEntry) throws {
-        // Secure delete promises no byte of a freed page survives: a store with it packs only
-        // into named entries, whose pack pages `repackSurvivors` can rewrite without the freed ones.
-        guard storesPacks, packing.isEnabled, !base.state.secureDelete || packWork.counters.namesEntries else { return }
+        guard packingIsDue(head: head) else { return }
         var counters = packWork.counters
-        // The depth hint is the newest packed root's depth plus the roots the next walk waits for
-        // beyond the batch (at most `extraBatchLimit`): a head below it by more than that moved
-        // back (an undo past the packed roots), and packing starts over from it at once.
-        // Saturating: depths come from the file, and a damaged one must not trap.
-        func plus(_ depth: UInt64, _ count: Int) -> UInt64 {
-            let (sum, overflow) = depth.addingReportingOverflow(UInt64(count))
-            return overflow ? .max : sum
-        }
-        guard head.depth >= plus(counters.depth, packing.window + packing.batchRoots)
-            || plus(head.depth, Self.extraBatchLimit) < counters.depth
-        else { return }
         var newest = head
         var newestChild = head
         for _ in 0..<packing.window {
@@ -162,6 +158,32 @@ extension WriteTransaction {
         }
         packWork.counters.cursor = counters.cursor
         packWork.counters.depth = counters.depth
+    }
+
+    /// Whether a packing walk is due at a commit whose head is `head`: a batch of roots beyond the
+    /// window waits, or the head moved back past the packed roots.
+    func packingIsDue(head: HistoryEntry) -> Bool {
+        // Secure delete promises no byte of a freed page survives: a store with it packs only
+        // into named entries, whose pack pages `repackSurvivors` can rewrite without the freed ones.
+        guard storesPacks, packing.isEnabled, !base.state.secureDelete || packWork.counters.namesEntries else { return false }
+        let counters = packWork.counters
+        // The depth hint is the newest packed root's depth plus the roots the next walk waits for
+        // beyond the batch (at most `extraBatchLimit`): a head below it by more than that moved
+        // back (an undo past the packed roots), and packing starts over from it at once.
+        // Saturating: depths come from the file, and a damaged one must not trap.
+        func plus(_ depth: UInt64, _ count: Int) -> UInt64 {
+            let (sum, overflow) = depth.addingReportingOverflow(UInt64(count))
+            return overflow ? .max : sum
+        }
+        return head.depth >= plus(counters.depth, packing.window + packing.batchRoots)
+            || plus(head.depth, Self.extraBatchLimit) < counters.depth
+    }
+
+    /// Whether this transaction's commit leaves packing to a packing commit built after it
+    /// (``HistoryPacking/inBackground``): durable commits that join groups, which are all durable
+    /// commits but those of stores with secure delete.
+    var packsInPackingCommits: Bool {
+        store.options.packing.inBackground && store.options.durability == .durable && !base.state.secureDelete
     }
 
     /// How many of a walk's roots (oldest first, each adding `rootBytes[i]` bytes of entries to
@@ -252,6 +274,7 @@ extension WriteTransaction {
         packWork.pendingBytes += packedByteCount(entry, reference)
         if placesByDeath { packWork.deaths[reference] = dies }
         allocator.released.append(reference.page)
+        packWork.packedHere.insert(reference)
         return true
     }
 
@@ -319,6 +342,7 @@ extension WriteTransaction {
         packWork.pendingBytes += packedByteCount(entry, reference)
         if placesByDeath { packWork.deaths[reference] = dies }
         allocator.released.append(reference.page)
+        packWork.packedHere.insert(reference)
         return true
     }
 

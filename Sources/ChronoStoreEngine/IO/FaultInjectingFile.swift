@@ -24,11 +24,17 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private var failingSyncs = 0
     private var failedSyncsLoseWrites = false
     private var syncHook: (() -> Void)?
-    private(set) package var hasCrashed = false
-    private(set) package var syncCount = 0
-    private(set) package var writeCount = 0
-    private(set) package var truncateCount = 0
-    private(set) package var readCount = 0
+    // Counted under `lock`: a packing commit's thread may use the file while a test reads them.
+    private var crashed = false
+    private var syncs = 0
+    private var writes = 0
+    private var truncates = 0
+    private var reads = 0
+    package var hasCrashed: Bool { lock.withLock { crashed } }
+    package var syncCount: Int { lock.withLock { syncs } }
+    package var writeCount: Int { lock.withLock { writes } }
+    package var truncateCount: Int { lock.withLock { truncates } }
+    package var readCount: Int { lock.withLock { reads } }
 
     /// A file whose durable and visible contents are `image`.
     package init(name: String = "memory", image: [UInt8] = []) {
@@ -118,10 +124,10 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
 
     /// Counts one mutating operation; throws once the crash point is reached.
     private func tick(_ operation: String) throws {
-        if hasCrashed { throw IOError(operation: operation, path: name, code: IOError.injectedFailureCode) }
+        if crashed { throw IOError(operation: operation, path: name, code: IOError.injectedFailureCode) }
         if let remaining = operationsBeforeCrash {
             if remaining <= 0 {
-                hasCrashed = true
+                crashed = true
                 throw IOError(operation: operation, path: name, code: IOError.injectedFailureCode)
             }
             operationsBeforeCrash = remaining - 1
@@ -130,8 +136,8 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
 
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         try lock.withLock {
-            if hasCrashed { throw IOError(operation: "pread", path: name, code: IOError.injectedFailureCode) }
-            readCount += 1
+            if crashed { throw IOError(operation: "pread", path: name, code: IOError.injectedFailureCode) }
+            reads += 1
             let start = Int(offset)
             guard start < current.count else { return 0 }
             let count = min(buffer.count, current.count - start)
@@ -146,7 +152,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
         try lock.withLock {
             try tick("pwrite")
             let copy = [UInt8](bytes)
-            writeCount += 1
+            writes += 1
             pending.append(.write(offset: Int(offset), bytes: copy))
             Self.apply(copy, at: Int(offset), to: &current)
         }
@@ -167,7 +173,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
         hook?()
         try lock.withLock {
             // A crash while the sync waited: it never completed.
-            if hasCrashed { throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode) }
+            if crashed { throw IOError(operation: "fdatasync", path: name, code: IOError.injectedFailureCode) }
             if failingSyncs > 0 {
                 failingSyncs -= 1
                 if failedSyncsLoseWrites { pending.removeFirst(min(covered, pending.count)) }
@@ -182,13 +188,13 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
                 }
             }
             pending.removeFirst(min(covered, pending.count))
-            syncCount += 1
+            syncs += 1
         }
     }
 
     package func byteCount() throws -> UInt64 {
         try lock.withLock {
-            if hasCrashed { throw IOError(operation: "fstat", path: name, code: IOError.injectedFailureCode) }
+            if crashed { throw IOError(operation: "fstat", path: name, code: IOError.injectedFailureCode) }
             return UInt64(current.count)
         }
     }
@@ -196,7 +202,7 @@ package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     package func truncate(to byteCount: UInt64) throws {
         try lock.withLock {
             try tick("ftruncate")
-            truncateCount += 1
+            truncates += 1
             pending.append(.truncate(byteCount: Int(byteCount)))
             Self.resize(&current, to: Int(byteCount))
         }

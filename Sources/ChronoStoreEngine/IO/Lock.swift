@@ -68,6 +68,22 @@ package final class ConditionLock: @unchecked Sendable {
     /// With the mutex held: releases it until `condition` is signalled (or on a spurious wake-up),
     /// then holds it again.
     package func wait(_ condition: Int = 0) { pthread_cond_wait(self.condition(condition), base.mutex) }
+    /// With the mutex held: as ``wait(_:)``, but returns by `deadline` at the latest (nanoseconds
+    /// of the real-time clock, as ``ConditionLock/realtimeNanoseconds()`` reads it).
+    package func wait(_ condition: Int = 0, untilRealtimeNanoseconds deadline: UInt64) {
+        var spec = timespec()
+        spec.tv_sec = .init(deadline / 1_000_000_000)
+        spec.tv_nsec = .init(deadline % 1_000_000_000)
+        _ = pthread_cond_timedwait(self.condition(condition), base.mutex, &spec)
+    }
+
+    /// The real-time clock in nanoseconds: what timed waits' deadlines are measured in.
+    package static func realtimeNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
     /// Wakes one waiter of `condition`.
     package func signal(_ condition: Int = 0) { pthread_cond_signal(self.condition(condition)) }
     /// Wakes every waiter of `condition`.

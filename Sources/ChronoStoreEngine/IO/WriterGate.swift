@@ -25,6 +25,23 @@ package final class WriterGate: @unchecked Sendable {
         return true
     }
 
+    /// The holder passes the gate to another thread without releasing it: it calls this, then the
+    /// other thread calls ``takeOver()`` before it writes. Both take the gate's mutex, so what the
+    /// first holder wrote happens before what the second reads (for the thread sanitizer too,
+    /// whatever carried the hand-over between the threads).
+    package func handOver() {
+        mutex.lock()
+        assert(busy, "handing over a gate that is not held")
+        mutex.unlock()
+    }
+
+    /// The new holder's side of ``handOver()``.
+    package func takeOver() {
+        mutex.lock()
+        assert(busy, "taking over a gate that is not held")
+        mutex.unlock()
+    }
+
     package func release() {
         mutex.lock()
         busy = false

@@ -185,6 +185,32 @@ final class GroupCommit: @unchecked Sendable {
         if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
     }
 
+    /// As ``waitForSync(_:gate:unlockFile:sync:)``, for a commit that need not be durable soon (a
+    /// packing commit): while no commit registered after it and `delay` nanoseconds have not
+    /// passed, it waits for a later commit's writer to lead the group instead of leading it
+    /// itself, so that the two share one sync. Afterwards it leads as any waiter does.
+    func waitForSync(
+        _ ticket: CommitTicket, joiningWithin delay: UInt64, gate: WriterGate, unlockFile: () -> Void,
+        sync: (Group) throws -> Void
+    ) throws {
+        let deadline = ConditionLock.realtimeNanoseconds() + delay
+        mutex.lock()
+        defer { mutex.unlock() }
+        while ticket.number > settled {
+            if leading {
+                mutex.wait(Self.groupCondition(group(of: ticket.number)))
+                continue
+            }
+            // A writer naming its synced transaction registers next and waits for this group.
+            if issued == ticket.number || naming, ConditionLock.realtimeNanoseconds() < deadline {
+                mutex.wait(Self.groupCondition(group(of: ticket.number)), untilRealtimeNanoseconds: deadline)
+                continue
+            }
+            lead(gate: gate, unlockFile: unlockFile, sync: sync)
+        }
+        if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
+    }
+
     /// With `mutex` held and no leader: takes every registered commit as one group and syncs it.
     private func lead(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
         leading = true

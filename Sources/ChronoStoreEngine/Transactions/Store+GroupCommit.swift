@@ -1,12 +1,18 @@
 // Durable commits in groups: register a written commit, wait for the sync covering it, lead a group's sync.
 
+import Dispatch
+
 extension Store {
     /// Stages a built durable commit's pages and registers it for the next group's sync, then
     /// releases the gate (the process keeps the file's writer lock until the group is synced).
     /// The next writer of this process builds on this commit at once, reading its pages from the
     /// stage; the group's leader writes them (see ``PageFile/writeStaged(through:)``).
+    ///
+    /// A commit that left a packing batch due (``WriteTransaction/leavesPackingDue``) hands the
+    /// gate to a packing commit instead of releasing it (see ``startPackingCommit()``).
     func writeGroupMember(_ transaction: WriteTransaction, pages: [PageBuffer], snapshot: StoreSnapshot) throws -> CommitTicket {
-        defer { releaseWriter() }
+        var handsGateToPacking = false
+        defer { if !handsGateToPacking { releaseWriter() } }
         do {
             // Staged before registering: a leader may take the group as soon as it is registered.
             pageFile.staged.stage(
@@ -24,7 +30,12 @@ extension Store {
             pageFile.cache.insert(page)
         }
         do {
-            return try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
+            let ticket = try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
+            if transaction.leavesPackingDue {
+                handsGateToPacking = true
+                startPackingCommit()
+            }
+            return ticket
         } catch {
             pageFile.staged.remove(pages, of: transaction.transaction)
             pruningMemory.forget()
@@ -38,6 +49,37 @@ extension Store {
     ///   failed, or the I/O error that failed its header slot; the commit is then not made.
     package func awaitDurable(_ ticket: CommitTicket) throws {
         try groupCommit.waitForSync(ticket, gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
+    }
+
+    /// With the gate held, handed over by the commit that made a packing batch due: builds the
+    /// packing commit on a background thread while that commit waits for its sync.
+    ///
+    /// The gate goes from the commit straight to the packing commit, so the next writer builds on
+    /// the packing commit and the order of commits does not depend on timing. The packing commit
+    /// registers like any durable commit and releases the gate; it then waits up to
+    /// ``HistoryPacking/joinDelayNanoseconds`` for a later commit to lead its group, and leads it
+    /// itself after that. It is a commit like any other for crashes: until its group is synced,
+    /// recovery returns to the state before it, which reads the same.
+    ///
+    /// A failure leaves the store as the commit before it left it (packing is retried by the
+    /// next commit that finds a batch due); it is recorded in ``packingCommitFailure``.
+    func startPackingCommit() {
+        writerGate.handOver()
+        DispatchQueue.global(qos: .userInitiated).async { self.runPackingCommit() }
+    }
+
+    private func runPackingCommit() {
+        writerGate.takeOver()
+        do {
+            let transaction = try beginWriteHoldingGate()
+            transaction.history.packsOnly = true
+            guard let ticket = try transaction.writeCommit() else { return }
+            try groupCommit.waitForSync(
+                ticket, joiningWithin: HistoryPacking.joinDelayNanoseconds, gate: writerGate, unlockFile: unlockFileWriter,
+                sync: syncGroup)
+        } catch {
+            packingCommitFailure = error
+        }
     }
 
     /// With the gate held: settles every registered commit before acting on the published state.

@@ -47,6 +47,13 @@ package final class Store: @unchecked Sendable {
     /// found them), after its commit `knownZeroAfter`; see `overwriteFreedPages`.
     var knownZeroPages: Set<PageID> = []
     var knownZeroAfter = TransactionID.none
+    /// The error the last packing commit that failed threw (see ``startPackingCommit()``); nil
+    /// when none has failed.
+    package var packingCommitFailure: (any Error)? {
+        get { lock.withLock { packingCommitFailureStorage } }
+        set { lock.withLock { packingCommitFailureStorage = newValue } }
+    }
+    private var packingCommitFailureStorage: (any Error)?
 
     init(path: String, file: any StoreFile, preamble: FilePreamble, options: StoreOptions,
          access: StoreAccess, recovered: Recovery.Outcome) {
@@ -175,11 +182,25 @@ package final class Store: @unchecked Sendable {
         try beginWrite(waiting: false)
     }
 
-    private func beginWrite(waiting: Bool) throws -> WriteTransaction? {
-        try checkOpen()
-        if isReadOnly { throw StoreError.readOnlyStore(path: path) }
-        if !waiting && formatVersion < FilePreamble.currentFormatVersion { return nil }
-        guard let tookFileWriter = try acquireWriter(waiting: waiting) else { return nil }
+    /// Starts a write transaction with the gate already held (handed over by a commit that made
+    /// packing due; see ``startPackingCommit()``). On an error the gate is released.
+    func beginWriteHoldingGate() throws -> WriteTransaction {
+        do {
+            try checkOpen()
+        } catch {
+            releaseWriter()
+            throw error
+        }
+        return try beginWrite(waiting: true, gateHeld: true)!
+    }
+
+    private func beginWrite(waiting: Bool, gateHeld: Bool = false) throws -> WriteTransaction? {
+        if !gateHeld {
+            try checkOpen()
+            if isReadOnly { throw StoreError.readOnlyStore(path: path) }
+            if !waiting && formatVersion < FilePreamble.currentFormatVersion { return nil }
+        }
+        guard let tookFileWriter = try acquireWriter(waiting: waiting, gateHeld: gateHeld) else { return nil }
         do {
             try checkOpen()
             // While this process keeps the file's writer lock for registered commits, no other
@@ -285,8 +306,11 @@ package final class Store: @unchecked Sendable {
     /// only the gate is taken (and the path checked), and this returns false.
     /// - Parameter waiting: false to take nothing and return nil when another writer holds any
     ///   of them.
-    private func acquireWriter(waiting: Bool) throws -> Bool? {
-        if waiting {
+    /// - Parameter gateHeld: the caller holds the gate already (it was handed over).
+    private func acquireWriter(waiting: Bool, gateHeld: Bool = false) throws -> Bool? {
+        if gateHeld {
+            // Taken over from the commit that handed it on.
+        } else if waiting {
             writerGate.acquire()
         } else if !writerGate.tryAcquire() {
             return nil

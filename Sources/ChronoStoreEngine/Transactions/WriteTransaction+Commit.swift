@@ -40,10 +40,13 @@ struct PendingHistoryChange {
     var importedRoot: ImportedRoot?
     /// Roots to drop outright, whatever retention says (the empty root a backup starts with).
     var dropRoots: [TransactionID] = []
+    /// A packing commit: it packs the batch due at the head and changes nothing else (see
+    /// ``HistoryPacking/inBackground``).
+    var packsOnly = false
 
     var isEmpty: Bool {
         headMove == nil && contentSource == nil && !forceRoot && retention == nil && dropsUndoneBranches == nil
-            && pruneMode == nil && !forceState && snapshotEdits.isEmpty && dropRoots.isEmpty
+            && pruneMode == nil && !forceState && snapshotEdits.isEmpty && dropRoots.isEmpty && !packsOnly
     }
 }
 
@@ -219,8 +222,18 @@ extension WriteTransaction {
         let (prunedCount, cursor) = try pruneHistory(&trees, head: head, policy: retention, mode: mode)
         retainedDelta -= prunedCount
         self.prunedCount = prunedCount
-        // Packed history: old versions of the head's lineage become deltas.
-        if makesRoot && history.relocationThreshold == nil { try packHistory(&trees, head: head) }
+        // Packed history: old versions of the head's lineage become deltas, here or in a packing
+        // commit right after this one. A store that retains no more roots than the window has
+        // nothing to pack (the walk only moves its depth hint, at no cost here): no packing
+        // commit for that.
+        if (makesRoot || history.packsOnly) && history.relocationThreshold == nil {
+            let retained = Int64(base.state.retainedRootCount) + Int64(retainedDelta)
+            if history.packsOnly || !packsInPackingCommits || retained <= Int64(packing.window) {
+                try packHistory(&trees, head: head)
+            } else {
+                leavesPackingDue = packingIsDue(head: head)
+            }
+        }
         try finishPacking()
         var timeline = try updateHeadTimeline(trees, head: head, policy: retention)
         // The history trees' edits ride in the state page while they fit (format version 4),

@@ -63,6 +63,9 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     var packWork: PackWork
     /// The group-commit epoch this transaction's base belongs to (see `GroupCommit`).
     var groupEpoch: UInt64 = 0
+    /// Set by a commit that left packing to a packing commit (``HistoryPacking/inBackground``)
+    /// when a batch is due at its head: its writer hands the gate to the packing thread.
+    var leavesPackingDue = false
     private(set) var isFinished = false
     /// An edit failed part way; the transaction can only be aborted.
     private(set) var isPoisoned = false
