@@ -40,6 +40,13 @@ struct PackPageFillTests {
         // Large roots never wait longer than the batch.
         #expect(WriteTransaction.extraBatchRoots(walkBytes: 40_000, roots: 8, capacity: Self.capacity, packing: packing) == 0)
         #expect(WriteTransaction.extraBatchRoots(walkBytes: 0, roots: 0, capacity: Self.capacity, packing: packing) == 0)
+        // Packing commits' batch of 2: roots of 2,600 bytes fill two pages to 64 %, three roots
+        // fill them to 96 %: the next walk waits for one more.
+        var small = packing
+        small.batchRoots = 2
+        #expect(WriteTransaction.extraBatchRoots(walkBytes: 5_200, roots: 2, capacity: Self.capacity, packing: small) == 1)
+        // Roots of 1,900 bytes: two already fill one page to 94 %.
+        #expect(WriteTransaction.extraBatchRoots(walkBytes: 3_800, roots: 2, capacity: Self.capacity, packing: small) == 0)
     }
 
     /// Single-put commits under limitless history with the default packing: pack pages hold at

@@ -129,6 +129,7 @@ extension WriteTransaction {
         packWork.runs = [:]
         packWork.lost = [:]
         packWork.pending = kept
+        packWork.packedHere = []
         return Set(kept.keys)
     }
 

@@ -50,7 +50,17 @@ package final class ConditionLock: @unchecked Sendable {
         self.conditionCount = conditionCount
         conditions = .allocate(capacity: conditionCount)
         conditions.initialize(repeating: pthread_cond_t(), count: conditionCount)
-        for index in 0..<conditionCount { pthread_cond_init(conditions + index, nil) }
+        #if canImport(Darwin)
+            // Timed waits are relative there (`pthread_cond_timedwait_relative_np`).
+            for index in 0..<conditionCount { pthread_cond_init(conditions + index, nil) }
+        #else
+            // Timed waits measure the monotonic clock: a wall clock set back must not stretch them.
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            for index in 0..<conditionCount { pthread_cond_init(conditions + index, &attributes) }
+            pthread_condattr_destroy(&attributes)
+        #endif
     }
 
     deinit {
@@ -68,19 +78,25 @@ package final class ConditionLock: @unchecked Sendable {
     /// With the mutex held: releases it until `condition` is signalled (or on a spurious wake-up),
     /// then holds it again.
     package func wait(_ condition: Int = 0) { pthread_cond_wait(self.condition(condition), base.mutex) }
-    /// With the mutex held: as ``wait(_:)``, but returns by `deadline` at the latest (nanoseconds
-    /// of the real-time clock, as ``ConditionLock/realtimeNanoseconds()`` reads it).
-    package func wait(_ condition: Int = 0, untilRealtimeNanoseconds deadline: UInt64) {
-        var spec = timespec()
-        spec.tv_sec = .init(deadline / 1_000_000_000)
-        spec.tv_nsec = .init(deadline % 1_000_000_000)
-        _ = pthread_cond_timedwait(self.condition(condition), base.mutex, &spec)
+    /// With the mutex held: as ``wait(_:)``, but returns after about `timeout` nanoseconds at the
+    /// latest (measured on the monotonic clock).
+    package func wait(_ condition: Int = 0, timeoutNanoseconds timeout: UInt64) {
+        #if canImport(Darwin)
+            var spec = timespec(tv_sec: .init(timeout / 1_000_000_000), tv_nsec: .init(timeout % 1_000_000_000))
+            _ = pthread_cond_timedwait_relative_np(self.condition(condition), base.mutex, &spec)
+        #else
+            let deadline = Self.monotonicNanoseconds() &+ timeout
+            var spec = timespec()
+            spec.tv_sec = .init(deadline / 1_000_000_000)
+            spec.tv_nsec = .init(deadline % 1_000_000_000)
+            _ = pthread_cond_timedwait(self.condition(condition), base.mutex, &spec)
+        #endif
     }
 
-    /// The real-time clock in nanoseconds: what timed waits' deadlines are measured in.
-    package static func realtimeNanoseconds() -> UInt64 {
+    /// The monotonic clock in nanoseconds: what timed waits measure.
+    package static func monotonicNanoseconds() -> UInt64 {
         var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
+        clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 

@@ -186,14 +186,15 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// As ``waitForSync(_:gate:unlockFile:sync:)``, for a commit that need not be durable soon (a
-    /// packing commit): while no commit registered after it and `delay` nanoseconds have not
-    /// passed, it waits for a later commit's writer to lead the group instead of leading it
-    /// itself, so that the two share one sync. Afterwards it leads as any waiter does.
+    /// packing commit): while it is the only commit of the open group and `delay` nanoseconds have
+    /// not passed, it waits for a later commit's writer to lead the group instead of leading it
+    /// itself, so that the two share one sync. Afterwards, or once another commit is in its group
+    /// (whose writer may be waiting for the signal this one took), it leads as any waiter does.
     func waitForSync(
         _ ticket: CommitTicket, joiningWithin delay: UInt64, gate: WriterGate, unlockFile: () -> Void,
         sync: (Group) throws -> Void
     ) throws {
-        let deadline = ConditionLock.realtimeNanoseconds() + delay
+        let deadline = ConditionLock.monotonicNanoseconds() &+ delay
         mutex.lock()
         defer { mutex.unlock() }
         while ticket.number > settled {
@@ -201,9 +202,10 @@ final class GroupCommit: @unchecked Sendable {
                 mutex.wait(Self.groupCondition(group(of: ticket.number)))
                 continue
             }
-            // A writer naming its synced transaction registers next and waits for this group.
-            if issued == ticket.number || naming, ConditionLock.realtimeNanoseconds() < deadline {
-                mutex.wait(Self.groupCondition(group(of: ticket.number)), untilRealtimeNanoseconds: deadline)
+            let alone = ticket.number == takenThrough + 1 && issued == ticket.number
+            let now = ConditionLock.monotonicNanoseconds()
+            if alone, now < deadline {
+                mutex.wait(Self.groupCondition(group(of: ticket.number)), timeoutNanoseconds: deadline - now)
                 continue
             }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)

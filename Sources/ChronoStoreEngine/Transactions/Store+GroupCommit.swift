@@ -65,7 +65,9 @@ extension Store {
     /// next commit that finds a batch due); it is recorded in ``packingCommitFailure``.
     func startPackingCommit() {
         writerGate.handOver()
-        DispatchQueue.global(qos: .userInitiated).async { self.runPackingCommit() }
+        // A queue of the store's own, not the shared pool: its thread is not one that writers
+        // blocked at the gate may have taken (a created serial queue gets a thread even then).
+        packingQueue.async { self.runPackingCommit() }
     }
 
     private func runPackingCommit() {
@@ -77,6 +79,7 @@ extension Store {
             try groupCommit.waitForSync(
                 ticket, joiningWithin: HistoryPacking.joinDelayNanoseconds, gate: writerGate, unlockFile: unlockFileWriter,
                 sync: syncGroup)
+            packingCommitFailure = nil
         } catch {
             packingCommitFailure = error
         }

@@ -1,5 +1,7 @@
 // An open store: the published state, readers' pins, the writer, and publishing commits.
 
+import Dispatch
+
 /// An open ChronoStore data file.
 ///
 /// `@unchecked Sendable`: mutable fields are guarded by `lock`; one writer at a time is admitted
@@ -23,6 +25,8 @@ package final class Store: @unchecked Sendable {
     /// The data file had more than one hard link when opened.
     let hasSeveralNames: Bool
     let writerGate = WriterGate()
+    /// Where packing commits are built (see ``startPackingCommit()``).
+    let packingQueue = DispatchQueue(label: "ChronoStore.packing", qos: .userInitiated)
     /// Durable commits written and waiting for the sync they will share (see `GroupCommit`).
     let groupCommit = GroupCommit()
     /// What pruning remembers between commits (only the writer uses it).
@@ -47,8 +51,8 @@ package final class Store: @unchecked Sendable {
     /// found them), after its commit `knownZeroAfter`; see `overwriteFreedPages`.
     var knownZeroPages: Set<PageID> = []
     var knownZeroAfter = TransactionID.none
-    /// The error the last packing commit that failed threw (see ``startPackingCommit()``); nil
-    /// when none has failed.
+    /// The error the last packing commit threw (see ``startPackingCommit()``); nil when none has
+    /// failed, or the last one succeeded.
     package var packingCommitFailure: (any Error)? {
         get { lock.withLock { packingCommitFailureStorage } }
         set { lock.withLock { packingCommitFailureStorage = newValue } }
