@@ -88,8 +88,10 @@ public struct ChronoStoreOptions: Sendable, Equatable {
     /// changed: with ten updated records a transaction and the last 100 roots kept, about a third
     /// of the file that whole old pages take.
     ///
-    /// Packing is processor time inside commits (about 40 % of a ten-update durable commit's
-    /// time under the last 100 roots; Docs/Performance.md), the newest few roots are never
+    /// Packing is processor time: in a durable store mostly spent in packing commits of their
+    /// own, built while the commit before them waits for its sync (still about a quarter of a
+    /// ten-update durable commit's time under the last 100 roots on the benchmark's machine;
+    /// Docs/Performance.md, "Packing commits"), elsewhere inside commits. The newest few roots are never
     /// packed, and secure delete pays for it with extra page writes. Set it to false where
     /// commit speed matters more than the file's size: this handle's commits then keep old
     /// versions as whole pages. It is not stored: versions packed before stay packed and read
