@@ -71,11 +71,22 @@ final class ChronoStoreHistorySubject: HistorySubject {
         try read(try openStore.beginRead(), records, indices)
     }
 
+    /// The root `steps` commits before the head, found in the history listing (root ids are not
+    /// consecutive: packing commits take ids too). Looked up before the timed reads.
+    func root(stepsBack steps: Int) throws -> TransactionID {
+        let items = try openStore.history(limit: steps + 1)
+        guard items.count == steps + 1, let root = items.last else {
+            throw BenchmarkError.unexpected("the history holds \(items.count) roots, not \(steps + 1)")
+        }
+        return root.id
+    }
+
     func readAsOf(rootsBack: Int, _ records: RecordSet, _ indices: [Int]) throws -> ReadTally {
-        let store = try openStore
-        let head = try store.snapshot.head.transaction
-        let target = TransactionID(head.rawValue - UInt64(rootsBack))
-        return try read(try store.beginRead(at: .root(target)), records, indices)
+        try readAsOf(root: try root(stepsBack: rootsBack), records, indices)
+    }
+
+    func readAsOf(root target: TransactionID, _ records: RecordSet, _ indices: [Int]) throws -> ReadTally {
+        try read(try openStore.beginRead(at: .root(target)), records, indices)
     }
 
     private func read(_ transaction: ReadTransaction, _ records: RecordSet, _ indices: [Int]) throws -> ReadTally {

@@ -178,16 +178,18 @@ struct HistoryWorkloads {
         _ sqlite: SQLiteHistorySubject
     ) throws {
         let distance = scale.asOfDistance
+        let near = try chronoStore.root(stepsBack: distance)
         try runner.compare(
             "as-of reads (\(context.reads.count), \(distance) roots back)", group: Self.group,
             operationCount: context.reads.count, runs: scale.repetitions,
-            chronoStore: { _ in try chronoStore.readAsOf(rootsBack: distance, context.records, context.reads) },
+            chronoStore: { _ in try chronoStore.readAsOf(root: near, context.records, context.reads) },
             sqlite: { _ in try sqlite.readAsOf(rootsBack: distance, context.records, context.reads) })
         let deep = context.updates.count * 9 / 10
+        let deepRoot = try chronoStore.root(stepsBack: deep)
         try runner.compare(
             "as-of reads (\(context.reads.count), \(deep) roots back: deep, packed)", group: Self.group,
             operationCount: context.reads.count, runs: scale.repetitions,
-            chronoStore: { _ in try chronoStore.readAsOf(rootsBack: deep, context.records, context.reads) },
+            chronoStore: { _ in try chronoStore.readAsOf(root: deepRoot, context.records, context.reads) },
             sqlite: { _ in try sqlite.readAsOf(rootsBack: deep, context.records, context.reads) })
         try runner.compare(
             "reads at head (\(context.reads.count), same store)", group: Self.group,

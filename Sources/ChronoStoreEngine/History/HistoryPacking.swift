@@ -31,10 +31,11 @@ package struct HistoryPacking: Sendable, Equatable {
     /// with secure delete always pack inside commits.
     package var inBackground: Bool
 
-    /// The batch of a packing commit, when it is smaller than ``batchRoots``: a packing commit
-    /// runs while the commit before it syncs, so it packs fewer roots at a time to fit in that
-    /// sync (two ten-update roots take about as long as a sync on the benchmark's disk; see
-    /// Docs/Performance.md, "Packing commits").
+    /// The batch of a packing commit, when it is smaller than ``batchRoots`` and history is not
+    /// limitless: a packing commit runs while the commit before it syncs, so it packs fewer
+    /// roots at a time to fit in that sync (two ten-update roots take about as long as a sync on
+    /// the benchmark's disk; see Docs/Performance.md, "Packing commits"). Limitless history
+    /// keeps ``batchRoots``, whose walks fill pack pages better.
     package var packingCommitBatchRoots = 2
 
     /// How long a packing commit waits for a later commit to share its sync before it syncs
