@@ -76,9 +76,13 @@ extension Store {
             let transaction = try beginWriteHoldingGate()
             transaction.history.packsOnly = true
             guard let ticket = try transaction.writeCommit() else { return }
+            // While another open file has the store (another process, or another handle), its
+            // writers wait for this process's writer lock: sync at once rather than keep them
+            // waiting for a commit of this process to share the sync.
+            let othersWait = (try? fileLocks?.isOpenElsewhere()) ?? false
             try groupCommit.waitForSync(
-                ticket, joiningWithin: HistoryPacking.joinDelayNanoseconds, gate: writerGate, unlockFile: unlockFileWriter,
-                sync: syncGroup)
+                ticket, joiningWithin: othersWait ? 0 : HistoryPacking.joinDelayNanoseconds, gate: writerGate,
+                unlockFile: unlockFileWriter, sync: syncGroup)
             packingCommitFailure = nil
         } catch {
             packingCommitFailure = error
