@@ -33,9 +33,10 @@ package struct HistoryPacking: Sendable, Equatable {
 
     /// The batch of a packing commit, when it is smaller than ``batchRoots`` and history is not
     /// limitless: a packing commit runs while the commit before it syncs, so it packs fewer
-    /// roots at a time to fit in that sync (two ten-update roots take about as long as a sync on
-    /// the benchmark's disk; see Docs/Performance.md, "Packing commits"). Limitless history
-    /// keeps ``batchRoots``, whose walks fill pack pages better.
+    /// roots at a time to come closer to fitting in that sync (two ten-update roots took about
+    /// twice a sync on the benchmark's disk, four about four times; see Docs/Performance.md,
+    /// "Packing commits"). Limitless history keeps ``batchRoots``, whose walks fill pack pages
+    /// better.
     package var packingCommitBatchRoots = 2
 
     /// How long a packing commit waits for a later commit to share its sync before it syncs
