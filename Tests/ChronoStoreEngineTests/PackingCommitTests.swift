@@ -73,8 +73,8 @@ struct PackingCommitTests {
         try store.synchronize()
         let state = try store.snapshot.state
         #expect(state.packs.packedPages > 100, "\(state.packs.packedPages) pages packed")
-        // Packing commits make no roots: 41 retained (the last 40 and the load's, pinned by none:
-        // retention keeps 40), each one a root the workload committed.
+        // Packing commits make no roots: the last 40 are retained, each one a root the workload
+        // committed.
         let listed = try store.history(allBranches: true)
         #expect(listed.count == 40, "\(listed.count) roots listed")
         #expect(try checkEveryRoot(store, contents) == nil)

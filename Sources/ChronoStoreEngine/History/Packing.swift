@@ -224,18 +224,11 @@ extension WriteTransaction {
         guard roots > 0, walkBytes > 0 else { return 0 }
         let perRoot = Double(walkBytes) / Double(roots)
         let perPage = Int(Double(capacity) * 0.95 / perRoot)
-        var extra = max(perPage - packing.batchRoots, 0)
+        let extra = max(perPage - packing.batchRoots, 0)
         if extra == 0, perRoot * Double(packing.batchRoots) <= 2 * Double(capacity) {
-            var best = (extra: 0, fill: 0.0)
-            for more in 0...1 {
-                let fill = packPageFill(perRoot * Double(packing.batchRoots + more), capacity: capacity)
-                if fill >= 0.9 {
-                    best = (more, fill)
-                    break
-                }
-                if fill > best.fill + 0.01 { best = (more, fill) }
-            }
-            extra = best.extra
+            let batch = packPageFill(perRoot * Double(packing.batchRoots), capacity: capacity)
+            let oneMore = packPageFill(perRoot * Double(packing.batchRoots + 1), capacity: capacity)
+            return batch < 0.9 && oneMore > batch + 0.01 ? 1 : 0
         }
         return min(extra, extraBatchLimit)
     }

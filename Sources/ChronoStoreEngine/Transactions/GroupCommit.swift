@@ -166,35 +166,22 @@ final class GroupCommit: @unchecked Sendable {
     // MARK: - Waiting, and leading a group
 
     /// Returns once the group holding `ticket` is durable and acknowledged; leads groups as needed.
+    ///
+    /// A commit that need not be durable soon (a packing commit) passes a `delay`: while it is the
+    /// only commit of the open group and `delay` nanoseconds have not passed, it waits for a later
+    /// commit's writer to lead the group instead of leading it itself, so that the two share one
+    /// sync. Afterwards, or once another commit is in its group (whose writer may be waiting for
+    /// the signal this one took), it leads as any waiter does.
     /// - Parameters:
+    ///   - delay: how long to wait for a later commit to lead (0: lead when no one else does).
     ///   - sync: writes a group's slot and syncs it (called without any lock held).
     ///   - gate, unlockFile: to release the data file's writer lock once nothing is pending.
     /// - Throws: what the sync of the ticket's group threw.
     func waitForSync(
-        _ ticket: CommitTicket, gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void
-    ) throws {
-        mutex.lock()
-        defer { mutex.unlock() }
-        while ticket.number > settled {
-            if leading {
-                mutex.wait(Self.groupCondition(group(of: ticket.number)))
-                continue
-            }
-            lead(gate: gate, unlockFile: unlockFile, sync: sync)
-        }
-        if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
-    }
-
-    /// As ``waitForSync(_:gate:unlockFile:sync:)``, for a commit that need not be durable soon (a
-    /// packing commit): while it is the only commit of the open group and `delay` nanoseconds have
-    /// not passed, it waits for a later commit's writer to lead the group instead of leading it
-    /// itself, so that the two share one sync. Afterwards, or once another commit is in its group
-    /// (whose writer may be waiting for the signal this one took), it leads as any waiter does.
-    func waitForSync(
-        _ ticket: CommitTicket, joiningWithin delay: UInt64, gate: WriterGate, unlockFile: () -> Void,
+        _ ticket: CommitTicket, joiningWithin delay: UInt64 = 0, gate: WriterGate, unlockFile: () -> Void,
         sync: (Group) throws -> Void
     ) throws {
-        let deadline = ConditionLock.monotonicNanoseconds() &+ delay
+        let deadline = delay == 0 ? 0 : ConditionLock.monotonicNanoseconds() &+ delay
         mutex.lock()
         defer { mutex.unlock() }
         while ticket.number > settled {
@@ -202,11 +189,12 @@ final class GroupCommit: @unchecked Sendable {
                 mutex.wait(Self.groupCondition(group(of: ticket.number)))
                 continue
             }
-            let alone = ticket.number == takenThrough + 1 && issued == ticket.number
-            let now = ConditionLock.monotonicNanoseconds()
-            if alone, now < deadline {
-                mutex.wait(Self.groupCondition(group(of: ticket.number)), timeoutNanoseconds: deadline - now)
-                continue
+            if deadline > 0, ticket.number == takenThrough + 1, issued == ticket.number {
+                let now = ConditionLock.monotonicNanoseconds()
+                if now < deadline {
+                    mutex.wait(Self.groupCondition(group(of: ticket.number)), timeoutNanoseconds: deadline - now)
+                    continue
+                }
             }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
         }
