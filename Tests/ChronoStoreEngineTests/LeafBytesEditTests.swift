@@ -339,6 +339,113 @@ struct LeafBytesEditTests {
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
     }
 
+    /// A leaf page that one put overfills, seen as runs of its bytes and the put's entry, gives
+    /// every slice of its entries exactly as the decoded node with the put encodes them: the same
+    /// sizes, keys and replaced value, and the same bytes for any range laid out.
+    @Test func anOverfullLeafLaysOutAnySliceAsTheDecodedNodeWithThePut() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests overfull seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let pageSize = 4096
+        for _ in 0..<300 {
+            let (node, page) = randomLeaf(Int.random(in: 1...60, using: &generator), pageSize: pageSize, generator: &generator)
+            let view = LeafView(page: page)
+            let replacing = Bool.random(using: &generator)
+            let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
+                : generator.bytes(Int.random(in: 1...12, using: &generator))
+            let value = randomValue(&generator)
+            let (index, found) = key.withUnsafeBytes { view.search($0) }
+            let overfull = OverfullLeaf(
+                view: view, index: index, replacing: found, key: key, value: value,
+                reference: PageReference(page: PageID(7), birth: TransactionID(3)), edits: 0)
+            #expect(overfull.previous == (found ? node.values[index] : nil))
+            if found { node.replaceValue(at: index, with: value) } else { node.insert(key: key, value: value, at: index) }
+            #expect(overfull.count == node.keys.count, "seed \(seed)")
+            #expect(overfull.byteCount == node.byteCount, "seed \(seed)")
+            for entry in 0..<node.keys.count {
+                #expect(overfull.size(entry) == NodeLayout.leafEntryByteCount(key: node.keys[entry], value: node.values[entry]))
+                #expect(overfull.key(at: entry) == node.keys[entry], "seed \(seed)")
+            }
+            let lower = Int.random(in: 0..<node.keys.count, using: &generator)
+            let upper = Int.random(in: (lower + 1)...node.keys.count, using: &generator)
+            let slice = LeafNode(keys: Array(node.keys[lower..<upper]), values: Array(node.values[lower..<upper]))
+            guard slice.byteCount <= pageSize else { continue }
+            let expected = PageBuffer(pageSize: pageSize)
+            NodeLayout.encode(slice, into: expected)
+            expected.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: slice.keys.count)
+            let laidOut = PageBuffer(pageSize: pageSize)
+            #expect(NodeLayout.encode(overfull.runs(lower..<upper), into: laidOut) == slice.keys.count)
+            laidOut.seal(kind: .leaf, page: PageID(9), birth: TransactionID(4), count: slice.keys.count)
+            #expect(Array(laidOut.readOnly) == Array(expected.readOnly), "seed \(seed) slice \(lower)..<\(upper)")
+        }
+    }
+
+    /// Puts that overfill leaves held as bytes (committed pages, and this transaction's own byte
+    /// copies) split them, or share them with a neighbour, without decoding any: every dirty leaf
+    /// is still bytes open to byte edits. Leaves stay at least 77 % full (the shares still run),
+    /// reads inside the transaction, after commit and after reopening agree with a model, and
+    /// verify finds no damage or leak.
+    @Test func putsThatOverfillLeavesHeldAsBytesSettleThemWithoutDecoding() throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests overfill seed: \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let directory = try TemporaryDirectory()
+        let path = directory.file("overfill.chrono")
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try Store.create(at: path, options: StoreOptions())
+        for _ in 0..<40 {
+            try store.write { transaction in
+                for _ in 0..<100 {
+                    let key = generator.bytes(16)
+                    let value = generator.bytes(Int.random(in: 20...120, using: &generator))
+                    try transaction.put(key, value, in: "c")
+                    model[key] = value
+                }
+            }
+        }
+        let transaction = try store.beginWrite()
+        for round in 0..<300 {
+            // New keys, and replacements by larger values, spread over the leaves; a leaf is
+            // edited at most a few times, so none reaches the byte-edit limit.
+            if round % 3 == 0, let victim = model.keys.randomElement(using: &generator) {
+                let value = generator.bytes(Int.random(in: 150...250, using: &generator))
+                try transaction.put(victim, value, in: "c")
+                model[victim] = value
+            } else {
+                let key = generator.bytes(16)
+                let value = generator.bytes(Int.random(in: 20...120, using: &generator))
+                try transaction.put(key, value, in: "c")
+                model[key] = value
+            }
+        }
+        var decoded = 0
+        var bytesHeld = 0
+        for page in transaction.dirty.values {
+            switch page {
+            case .leaf: decoded += 1
+            case .raw(let buffer, .leaf, _):
+                bytesHeld += 1
+                let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
+                #expect(flags & 0x80 != 0, "a leaf held as bytes is not open to byte edits")
+            default: continue
+            }
+        }
+        #expect(decoded == 0, "seed \(seed): \(decoded) leaves decoded, \(bytesHeld) held as bytes")
+        #expect(bytesHeld > 60, "seed \(seed): the puts dirty many leaves (\(bytesHeld))")
+        #expect(try entries(transaction, "c").count == model.count, "seed \(seed)")
+        for (key, value) in model { #expect(try transaction.value(forKey: key, in: "c") == value, "seed \(seed)") }
+        try transaction.commit()
+        let fill = try census(store, collection: "c").fill(pageSize: 4096)
+        #expect(fill >= 0.77, "seed \(seed): leaf fill \(fill)")
+        try store.close()
+        let reopened = try Store.open(at: path, options: StoreOptions())
+        defer { try? reopened.close() }
+        let stored = try reopened.read { try entries($0, "c") }
+        #expect(Dictionary(uniqueKeysWithValues: stored) == model, "seed \(seed)")
+        let report = try reopened.verify()
+        #expect(report.isSound && report.leakedPageCount == 0, "seed \(seed): \(report)")
+    }
+
     /// Many edits of the same leaves in one transaction, on a store file: the first copies each
     /// leaf's bytes, the next few edit those bytes, later ones decode the leaf. Reads inside the
     /// transaction, after commit and after reopening agree with a model; verify finds no damage.

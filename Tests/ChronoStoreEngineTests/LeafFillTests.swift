@@ -6,35 +6,6 @@ import Testing
 
 @Suite("Leaf fill")
 struct LeafFillTests {
-    /// Leaves and their encoded bytes in the tree at `root`, read from the file.
-    private struct LeafCensus {
-        var leafCount = 0
-        var byteCount = 0
-        var branchCount = 0
-
-        func fill(pageSize: Int) -> Double { Double(byteCount) / Double(leafCount * pageSize) }
-    }
-
-    private func census(_ store: Store, collection: String) throws -> LeafCensus {
-        let reader = try store.beginRead()
-        defer { reader.close() }
-        let entry = try #require(try reader.collectionEntry(named: collection))
-        var census = LeafCensus()
-        var pending = [entry.root]
-        while let reference = pending.popLast() {
-            let page = try store.pageFile.read(reference, kind: nil, pageCount: reader.snapshot.state.pageCount)
-            if page.kindByte == PageKind.branch.rawValue {
-                census.branchCount += 1
-                let view = BranchView(page: page)
-                pending += (0...view.keyCount).map { view.child(at: $0) }
-            } else {
-                census.leafCount += 1
-                census.byteCount += NodeLayout.leafLayout(LeafView(page: page)).byteCount
-            }
-        }
-        return census
-    }
-
     /// Every key reads back, and a scan returns exactly the model in key order.
     private func expectContents(
         _ store: Store, _ collection: String, _ model: [[UInt8]: [UInt8]], _ context: String

@@ -7,7 +7,16 @@ extension BTree {
         var previous: LeafValue?
         /// A leaf the insert left larger than a page, and where the entry went: the parent
         /// balances it with a neighbour or splits it (see ``settle(_:at:childIndex:child:split:overflow:previous:editor:)``).
-        var overflow: (leaf: LeafNode, insertedAt: Int)?
+        var overflow: LeafOverflow?
+    }
+
+    /// A leaf an insert overfilled: a decoded leaf already holding the entry (at `insertedAt`),
+    /// or a leaf in page form the put would overfill, not yet changed, which the parent balances
+    /// or splits as bytes (``balanceLeaf(_:in:childIndex:editor:)``). One optional of this enum
+    /// keeps the result as small as before: every level of an insert returns one.
+    private enum LeafOverflow {
+        case node(LeafNode, insertedAt: Int)
+        case bytes(OverfullLeaf)
     }
 
     /// Stores `value` under `key`, replacing any value there.
@@ -24,7 +33,10 @@ extension BTree {
         root = result.reference
         if let overflow = result.overflow {
             // A root leaf has no neighbour: it splits.
-            let split = try splitLeaf(overflow.leaf, at: result.reference, insertedAt: overflow.insertedAt, editor: editor)
+            let split = switch overflow {
+            case .node(let leaf, let index): try splitLeaf(leaf, at: result.reference, insertedAt: index, editor: editor)
+            case .bytes(let leaf): try splitLeaf(leaf, editor: editor)
+            }
             result.reference = split.left
             result.split = (split.separator, split.right)
         }
@@ -91,6 +103,12 @@ extension BTree {
                 if let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor) {
                     return InsertResult(reference: reference, previous: edited.previous)
                 }
+                // No room: an engine tree's leaf is settled as bytes by the parent.
+                if let edits = overfullByteEdits(of: buffer) {
+                    let overfull = overfullLeaf(
+                        LeafView(page: buffer), key: key, keyBytes: keyBytes, value: value, at: reference, edits: edits)
+                    return InsertResult(reference: reference, previous: overfull.previous, overflow: .bytes(overfull))
+                }
             case .leaf(let leaf)?:
                 return try insert(key, keyBytes, value, intoLeaf: leaf, at: reference, editor: editor)
             case .branch(let branch)?:
@@ -105,6 +123,9 @@ extension BTree {
             if let edited = try putInLeafPage(view, key: keyBytes, value: value, at: reference, editor: editor) {
                 return InsertResult(reference: edited.reference, previous: edited.previous)
             }
+            // No room: the parent splits it, or shares it with a neighbour, as bytes.
+            let overfull = overfullLeaf(view, key: key, keyBytes: keyBytes, value: value, at: reference, edits: 0)
+            return InsertResult(reference: reference, previous: overfull.previous, overflow: .bytes(overfull))
         case .branchPage(let view)?:
             return try insert(
                 key, keyBytes, value, belowBranchPage: view, at: reference, ownBytes: nil, depth: depth, editor: editor)
@@ -170,7 +191,7 @@ extension BTree {
             leaf.insert(key: key, value: value, at: index)
         }
         guard leaf.byteCount > editor.pageSize else { return InsertResult(reference: reference, previous: previous) }
-        return InsertResult(reference: reference, previous: previous, overflow: (leaf, index))
+        return InsertResult(reference: reference, previous: previous, overflow: .node(leaf, insertedAt: index))
     }
 
     /// Splits an over-full leaf of this transaction (entry `index` just inserted or replaced): its
@@ -202,15 +223,20 @@ extension BTree {
     /// split), splitting the branch in turn when it overflows.
     private func settle(
         _ branch: BranchNode, at reference: PageReference, childIndex: Int, child: PageReference,
-        split: (separator: [UInt8], right: PageReference)?, overflow: (leaf: LeafNode, insertedAt: Int)?,
+        split: (separator: [UInt8], right: PageReference)?, overflow: LeafOverflow?,
         previous: LeafValue?, editor: some TreeEditing
     ) throws -> InsertResult {
         branch.children[childIndex] = child
         var split = split
-        if let overflow,
-            try !balanceLeaf(overflow.leaf, insertedAt: overflow.insertedAt, in: branch, childIndex: childIndex, editor: editor)
+        if case .bytes(let leaf)? = overflow, try !balanceLeaf(leaf, in: branch, childIndex: childIndex, editor: editor) {
+            let leafSplit = try splitLeaf(leaf, editor: editor)
+            branch.children[childIndex] = leafSplit.left
+            split = (leafSplit.separator, leafSplit.right)
+        }
+        if case .node(let leaf, let index)? = overflow,
+            try !balanceLeaf(leaf, insertedAt: index, in: branch, childIndex: childIndex, editor: editor)
         {
-            let leafSplit = try splitLeaf(overflow.leaf, at: child, insertedAt: overflow.insertedAt, editor: editor)
+            let leafSplit = try splitLeaf(leaf, at: child, insertedAt: index, editor: editor)
             branch.children[childIndex] = leafSplit.left
             split = (leafSplit.separator, leafSplit.right)
         }

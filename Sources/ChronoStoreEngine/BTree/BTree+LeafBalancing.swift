@@ -143,7 +143,7 @@ extension BTree {
 
     /// Where the new bytes of the leaf at `reference` go: its own page when this transaction holds
     /// it as bytes, else a new page (the old one released).
-    private func pageForNewBytes(replacing reference: PageReference, editor: some TreeEditing) throws -> PageReference {
+    func pageForNewBytes(replacing reference: PageReference, editor: some TreeEditing) throws -> PageReference {
         if reference.birth == editor.transaction, case .raw(_, .leaf, _)? = editor.dirtyPage(reference.page) {
             return reference
         }
@@ -162,7 +162,7 @@ extension BTree {
     }
 
     /// The neighbour of child `childIndex` with the fewest bytes, when the children are leaves.
-    private func roomiestNeighbour(
+    func roomiestNeighbour(
         of childIndex: Int, in branch: BranchNode, editor: some TreeEditing
     ) throws -> (index: Int, read: NodeRead, count: Int, byteCount: Int, size: (Int) -> Int)? {
         var best: (index: Int, read: NodeRead, count: Int, byteCount: Int, size: (Int) -> Int)?

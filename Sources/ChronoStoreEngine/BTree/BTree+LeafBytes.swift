@@ -41,6 +41,15 @@ extension BTree {
     /// entry); a leaf edited many times (a bulk load) is cheaper to edit as a node.
     static var dirtyLeafByteEditLimit: UInt8 { 16 }
 
+    /// The limit for the engine's own trees (pack index, free tree, history trees): their leaves
+    /// hold a hundred or more small entries, so a decode costs far more than in a collection
+    /// (an allocation per key and value, about 90 k instructions for a pack-index leaf), and a
+    /// commit edits a leaf tens of times at most, never as a bulk load does.
+    static var engineLeafByteEditLimit: UInt8 { 64 }
+
+    /// This tree's byte-edit limit.
+    var byteEditLimit: UInt8 { owner == .system ? Self.engineLeafByteEditLimit : Self.dirtyLeafByteEditLimit }
+
     /// A dirty leaf buffer's header flags byte, until sealing writes it as 0: bit 7 says an edit
     /// laid the leaf out (``NodeLayout/canonicalLeafEnd(_:)``), bits 0–6 count the edits since
     /// it was copied from a committed page or encoded back from a node (`encodeDecodedLeaves`).
@@ -52,7 +61,7 @@ extension BTree {
 
     /// The byte edits made so far of a dirty leaf buffer marked as laid out for byte edits, or
     /// nil when it is not marked (a page copied as it was stored, a leaf compaction built).
-    private static func byteEdits(of buffer: PageBuffer) -> UInt8? {
+    static func byteEdits(of buffer: PageBuffer) -> UInt8? {
         let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
         return flags & laidOutByEdit != 0 ? flags & ~laidOutByEdit : nil
     }
@@ -64,7 +73,7 @@ extension BTree {
     func putInDirtyLeafPage(
         _ buffer: PageBuffer, key: UnsafeRawBufferPointer, value: LeafValue, page: PageID, editor: some TreeEditing
     ) -> (page: PageID, previous: LeafValue?)? {
-        guard let edits = Self.byteEdits(of: buffer), edits < Self.dirtyLeafByteEditLimit else { return nil }
+        guard let edits = Self.byteEdits(of: buffer), edits < byteEditLimit else { return nil }
         let view = LeafView(page: buffer)
         let (index, found) = view.search(key)
         let end = NodeLayout.canonicalLeafEnd(view)
@@ -89,7 +98,7 @@ extension BTree {
         _ buffer: PageBuffer, index: Int, page: PageID, editor: some TreeEditing
     ) -> LeafValue? {
         let view = LeafView(page: buffer)
-        guard let edits = Self.byteEdits(of: buffer), edits < Self.dirtyLeafByteEditLimit, view.count > 1 else { return nil }
+        guard let edits = Self.byteEdits(of: buffer), edits < byteEditLimit, view.count > 1 else { return nil }
         let end = NodeLayout.canonicalLeafEnd(view)
         guard end - view.entryByteCount(index) >= editor.pageSize / 4 else { return nil }
         let removed = view.value(at: index)

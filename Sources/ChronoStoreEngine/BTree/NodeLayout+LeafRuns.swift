@@ -1,13 +1,16 @@
 // Laying out a leaf page from runs of entries taken from decoded leaves and from leaf pages.
 
-/// Consecutive entries of one leaf: of a decoded node, or of a page (copied as bytes).
+/// Consecutive entries of one leaf: of a decoded node, or of a page (copied as bytes); or one
+/// entry being put.
 enum LeafRun {
     case node(LeafNode, Range<Int>)
     case page(LeafView, Range<Int>)
+    case entry([UInt8], LeafValue)
 
     var count: Int {
         switch self {
         case .node(_, let range), .page(_, let range): range.count
+        case .entry: 1
         }
     }
 }
@@ -33,6 +36,12 @@ extension NodeLayout {
                     cursor = keys[entry].withUnsafeBytes { storeLeafEntry(key: $0, value: values[entry], into: bytes, at: cursor) }
                     slot += 1
                 }
+            case .entry(let key, let value):
+                let length = leafEntryHeaderByteCount + key.count + value.encodedByteCount
+                precondition(cursor + length <= bytes.count, "leaf overflows its page")
+                bytes.storeLittleEndian(UInt16(cursor), at: leafOffsetsStart + 2 * slot)
+                cursor = key.withUnsafeBytes { storeLeafEntry(key: $0, value: value, into: bytes, at: cursor) }
+                slot += 1
             case .page(let view, let range):
                 let source = view.page.readOnly
                 for entry in range {
