@@ -103,7 +103,7 @@ extension BTree {
                 if let edited = putInDirtyLeafPage(buffer, key: keyBytes, value: value, page: reference.page, editor: editor) {
                     return InsertResult(reference: reference, previous: edited.previous)
                 }
-                // No room: an engine tree's leaf is settled as bytes by the parent.
+                // No room: the parent settles it as bytes while it may take byte edits.
                 if let edits = overfullByteEdits(of: buffer) {
                     let overfull = overfullLeaf(
                         LeafView(page: buffer), key: key, keyBytes: keyBytes, value: value, at: reference, edits: edits)

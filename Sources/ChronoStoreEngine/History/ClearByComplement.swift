@@ -106,7 +106,7 @@ extension WriteTransaction {
         var kept: [PageReference: PackEntry] = [:]
         let capacity = PackPage.capacity(pageSize: pageSize)
         for reference in references {
-            guard let value = try oldIndex.lookup(packWork.key(reference), reader: self),
+            guard let value = try oldIndex.lookup(packKey(reference), reader: self),
                 case .packed = try PackIndex.decode(value, page: oldIndex.root.page, owner: reference.birth)
             else { continue }
             let keyframe = PackEntry.keyframe(of: try treeReader.read(reference, kind: nil, cached: false))

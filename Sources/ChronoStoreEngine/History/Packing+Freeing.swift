@@ -10,7 +10,7 @@ extension WriteTransaction {
             packWork.packedHere.remove(reference)
             // An entry compaction is rewriting still has its old index value (its old page
             // already lost it).
-            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(packWork.key(reference), editor: self) }
+            if packWork.repacked.remove(reference) != nil { _ = try packWork.tree.remove(packKey(reference), editor: self) }
             return
         }
         packWork.runs[reference] = nil
@@ -19,7 +19,7 @@ extension WriteTransaction {
             return
         }
         // One descent: the removal returns the value (a lookup first read every node twice).
-        guard let value = try packWork.tree.remove(packWork.key(reference), editor: self) else {
+        guard let value = try packWork.tree.remove(packKey(reference), editor: self) else {
             allocator.released.append(reference.page)
             return
         }
@@ -82,7 +82,7 @@ extension WriteTransaction {
                 base = pending.base
             } else {
                 guard let packs, !packWork.tree.root.isNone,
-                    let value = try packWork.tree.lookup(packWork.key(reference), reader: self),
+                    let value = try packWork.tree.lookup(packKey(reference), reader: self),
                     case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth),
                     let found = try packs.entry(reference)
                 else { continue }
@@ -121,7 +121,7 @@ extension WriteTransaction {
         for (reference, entry) in rewrites {
             if packWork.pending[reference] == nil {
                 // The old entry goes; the page stays packed, now whole or against its replacement.
-                _ = try packWork.tree.remove(packWork.key(reference), editor: self)
+                _ = try packWork.tree.remove(packKey(reference), editor: self)
                 if let found = try packs?.entry(reference) { loseEntry(in: found.packPage.page, byteCount: found.byteCount) }
             }
             if !entry.base.isNone {
@@ -136,7 +136,7 @@ extension WriteTransaction {
     /// only by its own entry, so nothing new is rebased onto it.
     private func isPacked(_ reference: PageReference) throws -> Bool {
         if packWork.pending[reference] != nil { return true }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self) else { return false }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packKey(reference), reader: self) else { return false }
         if case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) { return true }
         return false
     }
@@ -165,7 +165,7 @@ extension WriteTransaction {
         try writePendingEntries()
         for (reference, run) in packWork.runs where run.length > 0 && packWork.pending[reference] == nil {
             // A base that is itself packed keeps its entry; its chain is bounded by the reader's limit.
-            let key = packWork.key(reference)
+            let key = packKey(reference)
             if let value = try packWork.tree.lookup(key, reader: self),
                 case .packed = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
             {
@@ -241,7 +241,7 @@ extension WriteTransaction {
             let page = try rawPage(PageReference(page: packPage, birth: birth), kind: .pack)
             for survivor in try PackPage.namedEntries(of: page, packPage: packPage) {
                 guard packWork.pending[survivor.page] == nil,
-                    let value = try packWork.tree.lookup(packWork.key(survivor.page), reader: self),
+                    let value = try packWork.tree.lookup(packKey(survivor.page), reader: self),
                     case .packed(let holder, let offset) = try PackIndex.decode(
                         value, page: packWork.tree.root.page, owner: survivor.page.birth),
                     holder.page == packPage, offset == survivor.offset
@@ -311,7 +311,7 @@ extension WriteTransaction {
             setDirty(number, .raw(buffer, kind: .pack, count: page.entries.count))
             for (reference, offset) in page.entries {
                 let value = PackIndex.Value.packed(packPage: PageReference(page: number, birth: transaction), offset: offset)
-                _ = try packWork.tree.put(packWork.key(reference), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
+                _ = try packWork.tree.put(packKey(reference), .inline(PackIndex.encode(value, owner: reference.birth)), editor: self)
             }
             let directory = PackIndex.Value.directory(
                 birth: transaction, liveEntries: UInt64(page.entries.count), liveBytes: UInt64(page.buffer.count))

@@ -35,9 +35,6 @@ struct PackWork {
     /// stores with secure delete (which pack only then).
     let newIndexNamesEntries: Bool
 
-    /// The index key of `reference` in the index's order.
-    func key(_ reference: PageReference) -> [UInt8] { PackIndex.key(reference, order: counters.keyOrder) }
-
     init(counters: PackCounters, formatVersion: UInt32, secureDelete: Bool) {
         self.counters = counters
         self.tree = BTree(root: counters.index, owner: .system)
@@ -75,6 +72,11 @@ struct ChainRun: Equatable {
 }
 
 extension WriteTransaction {
+    /// The pack-index key of `reference` in the index's order. (A method of `PackWork` called
+    /// through this class's stored property copied the whole struct each call, about 550
+    /// instructions, and packing takes several keys a page it packs or frees.)
+    func packKey(_ reference: PageReference) -> [UInt8] { PackIndex.key(reference, order: packWork.counters.keyOrder) }
+
     /// Roots one packing walk visits at most below the window: a deeper backlog (history from
     /// before an upgrade, or from while packing was off) is left whole.
     static let packWalkLimit = 1024
@@ -268,7 +270,7 @@ extension WriteTransaction {
     private func chainToPack(_ reference: PageReference) throws -> ChainRun? {
         guard packWork.pending[reference] == nil else { return nil }
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self) else { return .empty }
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packKey(reference), reader: self) else { return .empty }
         switch try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth) {
         case .packed: return nil
         case .run(let count, let start): return ChainRun(length: count, start: start)
@@ -394,7 +396,7 @@ extension WriteTransaction {
     /// The longest chain of deltas ending at hot page `reference`, as this transaction sees it.
     func runLength(of reference: PageReference) throws -> ChainRun {
         if let run = packWork.runs[reference] { return run }
-        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packWork.key(reference), reader: self),
+        guard !packWork.tree.root.isNone, let value = try packWork.tree.lookup(packKey(reference), reader: self),
             case .run(let count, let start) = try PackIndex.decode(value, page: packWork.tree.root.page, owner: reference.birth)
         else { return .empty }
         return ChainRun(length: count, start: start)
