@@ -130,4 +130,57 @@ struct PackingCommitTests {
         writer?.abort()
         #expect(store.packingCommitFailure == nil)
     }
+
+    /// A packing commit that fails (here: an old version it packs is damaged on disk) changes
+    /// nothing: every commit around it succeeds and reads as committed, the store says why
+    /// (`packingCommitFailure`, naming the page) while later packing commits fail the same way,
+    /// and once retention drops the damaged version, packing succeeds again and clears it.
+    @Test func aPackingCommitThatFailsLeavesEveryCommitAndSaysWhy() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.chrono")
+        let options = StoreOptions(durability: .durable, retention: .lastRoots(30))
+        var store = try Store.create(at: path, options: options)
+        defer { try? store.close() }
+        var current: [String: String] = [:]
+        try store.write { transaction in
+            for index in 0..<400 {
+                current["key\(index)"] = "first \(index)"
+                try transaction.put(bytes("key\(index)"), bytes("first \(index)"), in: "items")
+            }
+        }
+        try store.write { try $0.put(bytes("key200"), bytes("changed"), in: "items") }
+        current["key200"] = "changed"
+        // The leaf that commit replaced: kept whole for the older root until packing takes it.
+        let reader = try store.beginRead()
+        let dead = try LoadedRoot(reader.snapshot.state.head, reader: reader.treeReader).invalidatedPages(reader: reader.treeReader)
+        let leaf = try #require(try dead.first { try reader.treeReader.read($0, kind: nil, cached: false).kindByte == PageKind.leaf.rawValue })
+        reader.close()
+        // Damaged on disk, and reopened: this process's cache and map no longer hold the page.
+        try store.close()
+        try RawFile.flipByte(in: path, at: leaf.page.rawValue * UInt64(store.pageSize) + UInt64(store.pageSize / 2))
+        store = try Store.open(at: path, options: options)
+
+        var failure: StoreError?
+        for round in 0..<80 {
+            try store.write { try $0.put(bytes("key\(round % 50)"), bytes("round \(round)"), in: "items") }
+            current["key\(round % 50)"] = "round \(round)"
+            // The next writer waits for any packing commit the last commit handed the gate to.
+            try store.beginWrite().abort()
+            if failure == nil, let error = store.packingCommitFailure {
+                failure = try #require(error as? StoreError)
+                #expect(failure?.damagedPage == leaf.page, "\(String(describing: failure))")
+                let report = try store.verify()
+                #expect(!report.isSound, "verify finds the damaged version")
+            }
+            let head = try store.read { reader in
+                try (0..<400).map { text(try reader.value(forKey: bytes("key\($0)"), in: "items")) }
+            }
+            #expect(head == (0..<400).map { current["key\($0)"] }, "round \(round): the head reads as committed")
+        }
+        #expect(failure != nil, "packing reached the damaged version and failed")
+        // Retention dropped the damaged version long ago: packing ran again and succeeded.
+        #expect(store.packingCommitFailure == nil)
+        #expect(try store.verify().isSound)
+    }
 }
+

@@ -1,6 +1,6 @@
 // ChronoStoreOptions.packsHistory: whole old versions or packed ones, read the same either way.
 import ChronoStore
-import ChronoStoreEngine
+@testable import ChronoStoreEngine
 import ChronoStoreTestSupport
 import Foundation
 import Testing
@@ -48,4 +48,55 @@ import Testing
         try await packing.close()
         #expect(try packedPageCount(url.path) > 0, "the default options packed nothing")
     }
+
+    /// A background packing commit that fails (an old version it packs is damaged on disk) is
+    /// reported by `backgroundPackingFailure` as the typed damage error naming the page, while
+    /// every persist succeeds; once retention drops the damaged version, packing succeeds again
+    /// and the report clears.
+    @Test func aFailedBackgroundPackingCommitIsReportedWhileWritesGoOn() async throws {
+        let directory = try TemporaryDirectory(prefix: "typed")
+        let url = URL(fileURLWithPath: directory.file("failing.chrono"))
+        let options = ChronoStoreOptions(retention: .lastRoots(30))
+        let first = try ChronoStore.create(at: url, options: options)
+        _ = try await first.datastore(CounterFormat.self).persist(contentsOf: (0..<400).map { Counter(id: "c\($0)", value: 0) })
+        _ = try await first.datastore(CounterFormat.self).persist(Counter(id: "c200", value: 1))
+        #expect(first.backgroundPackingFailure == nil)
+        try await first.close()
+        // Damage the leaf that last persist replaced: it is kept whole for the older root.
+        let engine = try Store.open(at: url.path)
+        let reader = try engine.beginRead()
+        let dead = try LoadedRoot(reader.snapshot.state.head, reader: reader.treeReader).invalidatedPages(reader: reader.treeReader)
+        let leaf = try #require(try dead.first { try reader.treeReader.read($0, kind: nil, cached: false).kindByte == PageKind.leaf.rawValue })
+        reader.close()
+        let pageSize = UInt64(engine.pageSize)
+        try engine.close()
+        let handle = try FileHandle(forUpdating: url)
+        try handle.seek(toOffset: leaf.page.rawValue * pageSize + pageSize / 2)
+        let byte = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: leaf.page.rawValue * pageSize + pageSize / 2)
+        try handle.write(contentsOf: [byte ^ 0xFF])
+        try handle.close()
+
+        let store = try await ChronoStore.open(at: url, options: options, createIfMissing: false)
+        let counters = store.datastore(CounterFormat.self)
+        var reported: (any Error)?
+        for round in 0..<80 {
+            _ = try await counters.persist(Counter(id: "c\(round % 50)", value: round + 2))
+            if reported == nil { reported = store.backgroundPackingFailure }
+        }
+        let error = try #require(reported as? ChronoStoreError, "packing reached the damaged version and failed: \(String(describing: reported))")
+        guard case .damaged(let page, _) = error else {
+            Issue.record("expected damage, got \(error)")
+            return
+        }
+        #expect(page == leaf.page.rawValue)
+        #expect(try await counters.load("c29")?.value == 79 + 2)
+        #expect(try await counters.load("c49")?.value == 49 + 2)
+        // Retention dropped the damaged version long ago; the last packing commits succeeded.
+        try await store.synchronize()
+        #expect(store.backgroundPackingFailure == nil)
+        #expect(try await store.verify().isSound)
+        try await store.close()
+    }
 }
+

@@ -144,6 +144,21 @@ public final class ChronoStore: Sendable {
     /// The largest encoded identifier or index value this store accepts, in bytes.
     public var maximumKeyByteCount: Int { engine.maximumKeyByteCount }
 
+    /// Why this handle's last background packing commit failed, or nil when it succeeded (or
+    /// none has run).
+    ///
+    /// With ``ChronoStoreOptions/packsHistory`` (the default) and durable commits, old roots'
+    /// replaced pages are packed into deltas by commits of the store's own, built on its queue
+    /// while your commit syncs. One that fails changes nothing and costs your commits nothing:
+    /// they succeed as before, and the history it would have packed stays as whole pages (the
+    /// file grows faster) until a later packing commit succeeds, which clears this. The next
+    /// commits retry. A failure that lasts usually means damage in old history (a
+    /// ``ChronoStoreError/damaged(page:detail:)`` naming the page; `chrono verify` reports it)
+    /// or a full disk. Check it in diagnostics, or when the file grows more than expected.
+    public var backgroundPackingFailure: (any Error)? {
+        engine.packingCommitFailure.map { ChronoStoreError.wrap($0) }
+    }
+
     /// Throws when the current task is inside a transaction on this store (the operation would
     /// wait for that transaction's own writer).
     func ensureNoActiveTransaction(_ operation: String) throws {
