@@ -26,6 +26,18 @@ struct LeafBytesEditTests {
         return .inline(generator.bytes(Int.random(in: 0...30, using: &generator)))
     }
 
+    /// A put into the leaf `node` (`view` its page): a random key and value, or (`replacing`) a
+    /// new value under one of its keys; and where the put goes in the page.
+    private func randomPut(
+        into node: LeafNode, _ view: LeafView, replacing: Bool, generator: inout SeededGenerator
+    ) -> (key: [UInt8], value: LeafValue, index: Int, found: Bool) {
+        let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
+            : generator.bytes(Int.random(in: 1...12, using: &generator))
+        let value = randomValue(&generator)
+        let (index, found) = key.withUnsafeBytes { view.search($0) }
+        return (key, value, index, found)
+    }
+
     @Test func insertingOrReplacingAsBytesGivesTheSamePageAsEditingTheDecodedNode() throws {
         let seed = SeededGenerator.seed()
         print("LeafBytesEditTests seed: \(seed)")
@@ -35,10 +47,7 @@ struct LeafBytesEditTests {
             let (node, page) = randomLeaf(Int.random(in: 0...60, using: &generator), pageSize: pageSize, generator: &generator)
             let view = LeafView(page: page)
             let replacing = !node.keys.isEmpty && Bool.random(using: &generator)
-            let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
-                : generator.bytes(Int.random(in: 1...12, using: &generator))
-            let value = randomValue(&generator)
-            let (index, found) = key.withUnsafeBytes { view.search($0) }
+            let (key, value, index, found) = randomPut(into: node, view, replacing: replacing, generator: &generator)
             if found { node.replaceValue(at: index, with: value) } else { node.insert(key: key, value: value, at: index) }
             guard node.byteCount <= pageSize else { continue }
             let expected = PageBuffer(pageSize: pageSize)
@@ -350,11 +359,8 @@ struct LeafBytesEditTests {
         for _ in 0..<300 {
             let (node, page) = randomLeaf(Int.random(in: 1...60, using: &generator), pageSize: pageSize, generator: &generator)
             let view = LeafView(page: page)
-            let replacing = Bool.random(using: &generator)
-            let key = replacing ? node.keys[Int.random(in: 0..<node.keys.count, using: &generator)]
-                : generator.bytes(Int.random(in: 1...12, using: &generator))
-            let value = randomValue(&generator)
-            let (index, found) = key.withUnsafeBytes { view.search($0) }
+            let (key, value, index, found) = randomPut(
+                into: node, view, replacing: Bool.random(using: &generator), generator: &generator)
             let overfull = OverfullLeaf(
                 view: view, index: index, replacing: found, key: key, value: value,
                 reference: PageReference(page: PageID(7), birth: TransactionID(3)), edits: 0)

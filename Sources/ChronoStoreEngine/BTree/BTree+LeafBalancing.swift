@@ -31,24 +31,12 @@ extension BTree {
     ) throws -> Bool {
         guard index < leaf.keys.count - 1 else { return false }
         guard let neighbour = try roomiestNeighbour(of: childIndex, in: branch, editor: editor) else { return false }
-        let neighbourFirst = neighbour.index < childIndex
         // Sizes read from local copies of the arrays, not through the class on every call.
         let (leafKeys, leafValues) = (leaf.keys, leaf.values)
-        let leafSize = { (entry: Int) in NodeLayout.leafEntryByteCount(key: leafKeys[entry], value: leafValues[entry]) }
-        let firstCount = neighbourFirst ? neighbour.count : leaf.keys.count
-        let (firstSize, secondSize) = neighbourFirst ? (neighbour.size, leafSize) : (leafSize, neighbour.size)
-        let count = leaf.keys.count + neighbour.count
-        let total = leaf.byteCount + neighbour.byteCount - 2 * NodeLayout.leafBaseByteCount
-        let capacity = editor.pageSize - NodeLayout.leafBaseByteCount
-        func cuts(_ pageCount: Int) -> [Int]? {
-            Self.evenCuts(count: count, total: total, pageCount: pageCount, capacity: capacity) { entry in
-                entry < firstCount ? firstSize(entry) : secondSize(entry - firstCount)
-            }
-        }
-        var found: [Int]?
-        if 16 * total <= 2 * capacity * Self.sharedFillLimitSixteenths { found = cuts(2) }
-        if found == nil { found = cuts(3) }
-        guard let found else { return false }
+        guard let found = Self.spreadCuts(
+            leaf: (leaf.keys.count, leaf.byteCount, { NodeLayout.leafEntryByteCount(key: leafKeys[$0], value: leafValues[$0]) }),
+            neighbour: neighbour, neighbourFirst: neighbour.index < childIndex, pageSize: editor.pageSize)
+        else { return false }
         if case .leafPage(let view) = neighbour.read,
             try share(leaf, childIndex: childIndex, withPage: view, at: neighbour.index, cuts: found, in: branch, editor: editor)
         {
@@ -193,6 +181,28 @@ extension BTree {
         } else if boundary > leftCount {
             right.moveHead(boundary - leftCount, toEndOf: left)
         }
+    }
+
+    /// Where the spread of an over-full leaf (its entry count, bytes and entry sizes) and its
+    /// `neighbour` cuts their entries, counted over both in key order: over two leaves when they
+    /// end at most ``sharedFillLimitSixteenths`` full, else over three; nil when neither fits.
+    static func spreadCuts(
+        leaf: (count: Int, byteCount: Int, size: (Int) -> Int),
+        neighbour: (index: Int, read: NodeRead, count: Int, byteCount: Int, size: (Int) -> Int),
+        neighbourFirst: Bool, pageSize: Int
+    ) -> [Int]? {
+        let firstCount = neighbourFirst ? neighbour.count : leaf.count
+        let (firstSize, secondSize) = neighbourFirst ? (neighbour.size, leaf.size) : (leaf.size, neighbour.size)
+        let count = leaf.count + neighbour.count
+        let total = leaf.byteCount + neighbour.byteCount - 2 * NodeLayout.leafBaseByteCount
+        let capacity = pageSize - NodeLayout.leafBaseByteCount
+        func cuts(_ pageCount: Int) -> [Int]? {
+            evenCuts(count: count, total: total, pageCount: pageCount, capacity: capacity) { entry in
+                entry < firstCount ? firstSize(entry) : secondSize(entry - firstCount)
+            }
+        }
+        if 16 * total <= 2 * capacity * sharedFillLimitSixteenths, let two = cuts(2) { return two }
+        return cuts(3)
     }
 
     /// Where to cut `count` entries (of `size(entry)` bytes each, `total` in all) into `pageCount`

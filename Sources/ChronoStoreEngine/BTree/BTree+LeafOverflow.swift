@@ -144,20 +144,11 @@ extension BTree {
         guard let neighbour = try roomiestNeighbour(of: childIndex, in: branch, editor: editor) else { return false }
         let neighbourFirst = neighbour.index < childIndex
         let firstCount = neighbourFirst ? neighbour.count : leaf.count
-        let leafSize = { (entry: Int) in leaf.size(entry) }
-        let (firstSize, secondSize) = neighbourFirst ? (neighbour.size, leafSize) : (leafSize, neighbour.size)
         let count = leaf.count + neighbour.count
-        let total = leaf.byteCount + neighbour.byteCount - 2 * NodeLayout.leafBaseByteCount
-        let capacity = editor.pageSize - NodeLayout.leafBaseByteCount
-        func cuts(_ pageCount: Int) -> [Int]? {
-            Self.evenCuts(count: count, total: total, pageCount: pageCount, capacity: capacity) { entry in
-                entry < firstCount ? firstSize(entry) : secondSize(entry - firstCount)
-            }
-        }
-        var found: [Int]?
-        if 16 * total <= 2 * capacity * Self.sharedFillLimitSixteenths { found = cuts(2) }
-        if found == nil { found = cuts(3) }
-        guard let found else { return false }
+        guard let found = Self.spreadCuts(
+            leaf: (leaf.count, leaf.byteCount, { leaf.size($0) }), neighbour: neighbour, neighbourFirst: neighbourFirst,
+            pageSize: editor.pageSize)
+        else { return false }
 
         func neighbourRuns(_ range: Range<Int>) -> [LeafRun] {
             guard !range.isEmpty else { return [] }
