@@ -1,6 +1,7 @@
 // Leaf copy-on-write on bytes: a page edited as bytes equals the page the decoded node encodes to.
 @testable import ChronoStoreEngine
 import ChronoStoreTestSupport
+import Foundation
 import Testing
 
 @Suite("Leaf edits on page bytes")
@@ -450,6 +451,89 @@ struct LeafBytesEditTests {
         #expect(Dictionary(uniqueKeysWithValues: stored) == model, "seed \(seed)")
         let report = try reopened.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "seed \(seed): \(report)")
+    }
+
+    /// Each branch's separators and each leaf's keys, depth first in key order, read from the file.
+    private struct TreeShape: Equatable {
+        var separators: [[[UInt8]]] = []
+        var leaves: [[[UInt8]]] = []
+    }
+
+    private func treeShape(_ store: Store, _ collection: String) throws -> TreeShape {
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        let entry = try #require(try reader.collectionEntry(named: collection))
+        var shape = TreeShape()
+        func walk(_ reference: PageReference) throws {
+            let page = try store.pageFile.read(reference, kind: nil, pageCount: reader.snapshot.state.pageCount)
+            if page.kindByte == PageKind.branch.rawValue {
+                let view = BranchView(page: page)
+                shape.separators.append((0..<view.keyCount).map { Array(view.key(at: $0)) })
+                for child in 0...view.keyCount { try walk(view.child(at: child)) }
+            } else {
+                let view = LeafView(page: page)
+                shape.leaves.append((0..<view.count).map { Array(view.key(at: $0)) })
+            }
+        }
+        try walk(entry.root)
+        return shape
+    }
+
+    /// One put that overfills its leaf, settled as bytes (the leaf committed) and as a decoded
+    /// leaf (the same leaf, decoded first by 17 puts of a value it already holds), leaves the same
+    /// tree: the same keys in each leaf and the same separators in each branch, whether the put
+    /// is spread over a neighbour (two or three leaves), splits its leaf, lands at a leaf's right
+    /// edge, replaces a value, or splits the root leaf.
+    @Test(arguments: [30, 1])
+    func anOverfillingPutLeavesTheSameTreeAsBytesAsDecoded(commits: Int) throws {
+        let seed = SeededGenerator.seed()
+        print("LeafBytesEditTests same tree seed: \(seed) (\(commits) commits)")
+        var generator = SeededGenerator(seed: seed)
+        let directory = try TemporaryDirectory()
+        let base = directory.file("base.chrono")
+        var keys: [[UInt8]] = []
+        let store = try Store.create(at: base, options: StoreOptions())
+        for _ in 0..<commits {
+            try store.write { transaction in
+                // One commit: a single leaf about four fifths full, which the puts below split.
+                for _ in 0..<(commits == 1 ? 30 : 60) {
+                    let key = generator.bytes(12)
+                    keys.append(key)
+                    let valueSize = commits == 1 ? Int.random(in: 60...120, using: &generator) : Int.random(in: 20...140, using: &generator)
+                    try transaction.put(key, generator.bytes(valueSize), in: "c")
+                }
+            }
+        }
+        let before = try treeShape(store, "c")
+        try store.close()
+        keys.sort { KeyOrder.compare($0, $1) < 0 }
+        var reshaped = 0
+        for trial in 0..<12 {
+            let replacing = trial % 4 == 3
+            let key = replacing ? keys[Int.random(in: 0..<keys.count, using: &generator)] : generator.bytes(12)
+            let value = generator.bytes(Int.random(in: 500...1_200, using: &generator))
+            // A stored key in the leaf the put goes to: the greatest not above it.
+            let leafKey = keys.last { KeyOrder.compare($0, key) <= 0 } ?? keys[0]
+            var shapes: [TreeShape] = []
+            for decodedFirst in [false, true] {
+                let path = directory.file("trial-\(trial)-\(decodedFirst).chrono")
+                try FileManager.default.copyItem(atPath: base, toPath: path)
+                let copy = try Store.open(at: path, options: StoreOptions())
+                let held = try #require(try copy.read { try $0.value(forKey: leafKey, in: "c") })
+                try copy.write { transaction in
+                    if decodedFirst { for _ in 0..<17 { try transaction.put(leafKey, held, in: "c") } }
+                    try transaction.put(key, value, in: "c")
+                }
+                shapes.append(try treeShape(copy, "c"))
+                #expect(try copy.verify().isSound, "seed \(seed) trial \(trial)")
+                try copy.close()
+            }
+            let sameTree = shapes[0] == shapes[1]
+            #expect(sameTree, "seed \(seed) trial \(trial): the byte path left another tree")
+            // Split or spread: another leaf count, or other separators.
+            if shapes[0].leaves.count != before.leaves.count || shapes[0].separators != before.separators { reshaped += 1 }
+        }
+        #expect(reshaped >= 3, "seed \(seed): only \(reshaped) of 12 puts split or spread a leaf")
     }
 
     /// Many edits of the same leaves in one transaction, on a store file: the first copies each

@@ -164,7 +164,9 @@ struct PackingCommitTests {
         for round in 0..<80 {
             try store.write { try $0.put(bytes("key\(round % 50)"), bytes("round \(round)"), in: "items") }
             current["key\(round % 50)"] = "round \(round)"
-            // The next writer waits for any packing commit the last commit handed the gate to.
+            // The next writer waits for a packing commit the last commit handed the gate to; a
+            // failed one records why just after giving the gate up, so the failure may show a
+            // round later (it repeats every round until retention drops the damaged version).
             try store.beginWrite().abort()
             if failure == nil, let error = store.packingCommitFailure {
                 failure = try #require(error as? StoreError)

@@ -130,10 +130,14 @@ extension BTree {
     }
 
     /// Where the new bytes of the leaf at `reference` go: its own page when this transaction holds
-    /// it as bytes, else a new page (the old one released).
+    /// it (as bytes, or decoded: a spread of an ``OverfullLeaf`` lays a decoded neighbour out as
+    /// bytes on its page), else a new page (the old one released).
     func pageForNewBytes(replacing reference: PageReference, editor: some TreeEditing) throws -> PageReference {
-        if reference.birth == editor.transaction, case .raw(_, .leaf, _)? = editor.dirtyPage(reference.page) {
-            return reference
+        if reference.birth == editor.transaction {
+            switch editor.dirtyPage(reference.page) {
+            case .raw(_, .leaf, _)?, .leaf?: return reference
+            default: break
+            }
         }
         let page = try editor.allocatePage(owner: owner)
         editor.releasePage(reference, owner: owner)

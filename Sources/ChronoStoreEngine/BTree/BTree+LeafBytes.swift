@@ -56,6 +56,7 @@ extension BTree {
     private static let laidOutByEdit: UInt8 = 0x80
 
     static func markLaidOut(_ buffer: PageBuffer, edits: UInt8) {
+        assert(edits < laidOutByEdit, "a byte-edit count past 127 would spill into the mark")
         buffer.bytes.storeLittleEndian(laidOutByEdit | edits, at: PageHeader.flagsOffset)
     }
 

@@ -75,7 +75,11 @@ extension Store {
         do {
             let transaction = try beginWriteHoldingGate()
             transaction.history.packsOnly = true
-            guard let ticket = try transaction.writeCommit() else { return }
+            // Nothing to write (another commit packed the batch first): a success all the same.
+            guard let ticket = try transaction.writeCommit() else {
+                packingCommitFailure = nil
+                return
+            }
             // While another open file has the store (another process, or another handle), its
             // writers wait for this process's writer lock: sync at once rather than keep them
             // waiting for a commit of this process to share the sync.
