@@ -104,7 +104,7 @@ extension BTree {
                     return InsertResult(reference: reference, previous: edited.previous)
                 }
                 // No room: the parent settles it as bytes while it may take byte edits.
-                if let edits = overfullByteEdits(of: buffer) {
+                if let edits = byteEditsLeft(of: buffer) {
                     let overfull = overfullLeaf(
                         LeafView(page: buffer), key: key, keyBytes: keyBytes, value: value, at: reference, edits: edits)
                     return InsertResult(reference: reference, previous: overfull.previous, overflow: .bytes(overfull))
@@ -206,7 +206,10 @@ extension BTree {
     private func splitLeaf(
         _ leaf: LeafNode, at reference: PageReference, insertedAt index: Int, editor: some TreeEditing
     ) throws -> (left: PageReference, separator: [UInt8], right: PageReference) {
-        let splitIndex = Self.leafSplitIndex(leaf, insertedAt: index, pageSize: editor.pageSize)
+        let (keys, values) = (leaf.keys, leaf.values)
+        let splitIndex = Self.leafSplitIndex(count: keys.count, byteCount: leaf.byteCount, insertedAt: index) {
+            NodeLayout.leafEntryByteCount(key: keys[$0], value: values[$0])
+        }
         let right = leaf.splitOff(from: splitIndex)
         let page = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
         if index == splitIndex {
@@ -254,15 +257,15 @@ extension BTree {
             previous: previous)
     }
 
-    /// Where to split an over-full leaf. An insert at the right edge (ascending keys) leaves the
+    /// Where to split an over-full leaf of `count` entries (`size(entry)` bytes each, `byteCount`
+    /// in all; entry `index` just put): an insert at the right edge (ascending keys) leaves the
     /// left page full; otherwise the bytes are shared evenly.
-    private static func leafSplitIndex(_ leaf: LeafNode, insertedAt index: Int, pageSize: Int) -> Int {
-        let count = leaf.keys.count
+    static func leafSplitIndex(count: Int, byteCount: Int, insertedAt index: Int, size: (Int) -> Int) -> Int {
         if index == count - 1 { return count - 1 }
-        let half = leaf.byteCount / 2
+        let half = byteCount / 2
         var running = NodeLayout.leafBaseByteCount
         for entry in 0..<count {
-            running += NodeLayout.leafEntryByteCount(key: leaf.keys[entry], value: leaf.values[entry])
+            running += size(entry)
             if running >= half { return min(max(entry, 1), count - 1) }
         }
         return count / 2

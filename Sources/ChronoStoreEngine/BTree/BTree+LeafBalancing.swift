@@ -114,11 +114,11 @@ extension BTree {
         }
         // Lay out the new pages before the leaf gives up its entries.
         let neighbourPage = try pageForNewBytes(replacing: branch.children[neighbourIndex], editor: editor)
-        let neighbourBuffer = layOut(neighbourRuns, onto: neighbourPage, editor: editor)
+        let neighbourBuffer = layOutLeaf(neighbourRuns, onto: neighbourPage, editor: editor)
         var middle: (reference: PageReference, firstKey: [UInt8])?
         if !middleRuns.isEmpty {
             let page = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
-            middle = (page, Array(LeafView(page: layOut(middleRuns, onto: page, editor: editor)).key(at: 0)))
+            middle = (page, Array(LeafView(page: layOutLeaf(middleRuns, onto: page, editor: editor)).key(at: 0)))
         }
         leaf.keepOnly(kept)
         branch.children[neighbourIndex] = neighbourPage
@@ -144,14 +144,6 @@ extension BTree {
         return PageReference(page: page, birth: editor.transaction)
     }
 
-    /// Lays out a leaf from `runs` as this transaction's bytes for `reference` (open to byte edits).
-    private func layOut(_ runs: [LeafRun], onto reference: PageReference, editor: some TreeEditing) -> PageBuffer {
-        let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
-        let count = NodeLayout.encode(runs, into: buffer)
-        Self.markLaidOut(buffer, edits: 0)
-        editor.setDirty(reference.page, .raw(buffer, kind: .leaf, count: count))
-        return buffer
-    }
 
     /// The neighbour of child `childIndex` with the fewest bytes, when the children are leaves.
     func roomiestNeighbour(

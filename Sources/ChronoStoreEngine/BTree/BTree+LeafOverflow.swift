@@ -4,8 +4,8 @@
 /// does not fit: its entries in key order with the put's entry at `index`, inserted there or in
 /// place of the entry there. Nothing is decoded: the pages that settle it are laid out from runs
 /// of the old page's entry bytes and the new entry (``LeafRun``). A class: every level of an
-/// insert returns a result that may carry one, and an inline struct made each return copy
-/// about 80 bytes more (a bulk load took 3.7 % more instructions).
+/// insert returns a result that may carry one, and an inline struct made every return larger (a bulk
+/// load took 3.7 % more instructions).
 final class OverfullLeaf {
     let view: LeafView
     /// Where the put's entry goes among the result's entries.
@@ -71,16 +71,6 @@ final class OverfullLeaf {
 }
 
 extension BTree {
-    /// The byte edits this transaction's leaf `buffer` took, when a put that overfills it is
-    /// settled as bytes: while the leaf may take more byte edits (``byteEditLimit``); else nil,
-    /// and the leaf is decoded. The pages that settle it carry the count on, so a bulk load's
-    /// leaves still decode after their first few edits (it took 1.3 % more instructions than
-    /// when every overflow of a byte copy decoded; ten scattered batches 17 % fewer).
-    func overfullByteEdits(of buffer: PageBuffer) -> UInt8? {
-        guard let edits = Self.byteEdits(of: buffer), edits < byteEditLimit else { return nil }
-        return edits
-    }
-
     /// The put of `key` into the leaf page `view` as an ``OverfullLeaf``, for a put that does
     /// not fit (the caller has tried the byte edit that would).
     func overfullLeaf(
@@ -98,9 +88,10 @@ extension BTree {
         return PageReference(page: try editor.allocateCopy(of: leaf.reference, owner: owner), birth: editor.transaction)
     }
 
-    /// Lays out `runs` as this transaction's leaf bytes for `reference`, open to `edits` more
-    /// byte edits' worth of count (see `markLaidOut`).
-    func layOutLeaf(_ runs: [LeafRun], onto reference: PageReference, edits: UInt8, editor: some TreeEditing) -> PageBuffer {
+    /// Lays out `runs` as this transaction's leaf bytes for `reference`, open to byte edits with
+    /// `edits` already counted (see `markLaidOut`).
+    @discardableResult
+    func layOutLeaf(_ runs: [LeafRun], onto reference: PageReference, edits: UInt8 = 0, editor: some TreeEditing) -> PageBuffer {
         let buffer = PageBuffer(uninitializedPageSize: editor.pageSize)
         let count = NodeLayout.encode(runs, into: buffer)
         Self.markLaidOut(buffer, edits: edits)
@@ -112,26 +103,13 @@ extension BTree {
     /// the same split point, and the same page keeps the same half.
     func splitLeaf(_ leaf: OverfullLeaf, editor: some TreeEditing) throws -> (left: PageReference, separator: [UInt8], right: PageReference) {
         let count = leaf.count
-        var splitIndex = count / 2
-        if leaf.index == count - 1 {
-            splitIndex = count - 1
-        } else {
-            let half = leaf.byteCount / 2
-            var running = NodeLayout.leafBaseByteCount
-            for entry in 0..<count {
-                running += leaf.size(entry)
-                if running >= half {
-                    splitIndex = min(max(entry, 1), count - 1)
-                    break
-                }
-            }
-        }
+        let splitIndex = Self.leafSplitIndex(count: count, byteCount: leaf.byteCount, insertedAt: leaf.index, size: leaf.size)
         let own = try ownPage(of: leaf, editor: editor)
         let other = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
         let edits = leaf.edits &+ 1
         let (left, right) = leaf.index == splitIndex ? (other, own) : (own, other)
-        _ = layOutLeaf(leaf.runs(0..<splitIndex), onto: left, edits: edits, editor: editor)
-        _ = layOutLeaf(leaf.runs(splitIndex..<count), onto: right, edits: edits, editor: editor)
+        layOutLeaf(leaf.runs(0..<splitIndex), onto: left, edits: edits, editor: editor)
+        layOutLeaf(leaf.runs(splitIndex..<count), onto: right, edits: edits, editor: editor)
         return (left, leaf.key(at: splitIndex), right)
     }
 
@@ -182,15 +160,15 @@ extension BTree {
         let (leftPage, rightPage) = neighbourFirst ? (neighbourPage, leafPage) : (leafPage, neighbourPage)
         let (leftEdits, rightEdits): (UInt8, UInt8) = neighbourFirst ? (0, edits) : (edits, 0)
         let rightStart = found[found.count - 1]
-        _ = layOutLeaf(runs(0..<found[0]), onto: leftPage, edits: leftEdits, editor: editor)
-        _ = layOutLeaf(runs(rightStart..<count), onto: rightPage, edits: rightEdits, editor: editor)
+        layOutLeaf(runs(0..<found[0]), onto: leftPage, edits: leftEdits, editor: editor)
+        layOutLeaf(runs(rightStart..<count), onto: rightPage, edits: rightEdits, editor: editor)
         let leftIndex = min(childIndex, neighbour.index)
         branch.children[leftIndex] = leftPage
         branch.children[leftIndex + 1] = rightPage
         branch.replaceSeparator(at: leftIndex, with: key(at: rightStart))
         if found.count == 2 {
             let middle = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
-            _ = layOutLeaf(runs(found[0]..<found[1]), onto: middle, edits: 0, editor: editor)
+            layOutLeaf(runs(found[0]..<found[1]), onto: middle, editor: editor)
             branch.insert(separator: key(at: found[0]), rightChild: middle, at: leftIndex)
         }
         return true

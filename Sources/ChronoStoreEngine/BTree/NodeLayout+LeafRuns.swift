@@ -25,23 +25,21 @@ extension NodeLayout {
         let count = runs.reduce(0) { $0 + $1.count }
         var cursor = leafOffsetsStart + 2 * count
         var slot = 0
+        // One entry given as key and value: its offset slot, then the entry.
+        func store(_ key: [UInt8], _ value: LeafValue) {
+            let length = leafEntryHeaderByteCount + key.count + value.encodedByteCount
+            precondition(cursor + length <= bytes.count, "leaf overflows its page")
+            bytes.storeLittleEndian(UInt16(cursor), at: leafOffsetsStart + 2 * slot)
+            cursor = key.withUnsafeBytes { storeLeafEntry(key: $0, value: value, into: bytes, at: cursor) }
+            slot += 1
+        }
         for run in runs {
             switch run {
             case .node(let node, let range):
                 let (keys, values) = (node.keys, node.values)
-                for entry in range {
-                    let length = leafEntryHeaderByteCount + keys[entry].count + values[entry].encodedByteCount
-                    precondition(cursor + length <= bytes.count, "leaf overflows its page")
-                    bytes.storeLittleEndian(UInt16(cursor), at: leafOffsetsStart + 2 * slot)
-                    cursor = keys[entry].withUnsafeBytes { storeLeafEntry(key: $0, value: values[entry], into: bytes, at: cursor) }
-                    slot += 1
-                }
+                for entry in range { store(keys[entry], values[entry]) }
             case .entry(let key, let value):
-                let length = leafEntryHeaderByteCount + key.count + value.encodedByteCount
-                precondition(cursor + length <= bytes.count, "leaf overflows its page")
-                bytes.storeLittleEndian(UInt16(cursor), at: leafOffsetsStart + 2 * slot)
-                cursor = key.withUnsafeBytes { storeLeafEntry(key: $0, value: value, into: bytes, at: cursor) }
-                slot += 1
+                store(key, value)
             case .page(let view, let range):
                 let source = view.page.readOnly
                 for entry in range {
