@@ -29,7 +29,7 @@ struct ClearHistoryTests {
     }
 
     @Test func clearingToTheHeadFreesExactlyWhatDroppingRootByRootFrees() throws {
-        let seed = SeededGenerator.seed(fromEnvironment: "CHRONO_SEED")
+        let seed = SeededGenerator.seed()
         print("ClearHistoryTests seed \(seed)")
         try Self.clearBothWays(seed: seed, rootByRootGapIsCertain: false)
     }

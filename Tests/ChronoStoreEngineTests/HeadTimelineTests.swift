@@ -73,7 +73,7 @@ struct HeadTimelineTests {
     }
 
     @Test func randomUndoRedoRevertAndCommitSequencesReadByDateAsTheModelSays() throws {
-        let seed = SeededGenerator.seed(fromEnvironment: "CHRONO_SEED")
+        let seed = SeededGenerator.seed()
         print("HeadTimelineTests seed \(seed)")
         var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory()
@@ -124,7 +124,7 @@ struct HeadTimelineTests {
     }
 
     @Test func underLastNAReadByDateNeverReturnsARootThatWasNotTheHeadThen() throws {
-        let seed = SeededGenerator.seed(fromEnvironment: "CHRONO_SEED")
+        let seed = SeededGenerator.seed()
         print("HeadTimelineTests bounded seed \(seed)")
         var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory()

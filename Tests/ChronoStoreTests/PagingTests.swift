@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func rangeCountsAndDeletesAgreeWithAModel() async throws {
-        let seed = SeededGenerator.seed(fromEnvironment: "CHRONO_SEED")
+        let seed = SeededGenerator.seed()
         print("rangeCountsAndDeletesAgreeWithAModel seed \(seed)")
         var random = SeededGenerator(seed: seed)
         let (store, directory) = try makeStore()

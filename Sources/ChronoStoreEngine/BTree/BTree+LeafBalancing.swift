@@ -144,7 +144,6 @@ extension BTree {
         return PageReference(page: page, birth: editor.transaction)
     }
 
-
     /// The neighbour of child `childIndex` with the fewest bytes, when the children are leaves.
     func roomiestNeighbour(
         of childIndex: Int, in branch: BranchNode, editor: some TreeEditing
