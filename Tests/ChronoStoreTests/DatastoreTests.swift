@@ -97,6 +97,32 @@ import Testing
         #expect(try await counters.count() == 0)
     }
 
+    /// A datastore's name names an engine collection and its indexes' collections ("name/index"),
+    /// and "$" starts the store's own: a "/" in either name, or a leading "$", is refused before
+    /// anything is written (the check works on bytes since the session that made it cheaper).
+    @Test func namesWithASlashOrALeadingDollarAreRefusedAndWriteNothing() async throws {
+        let (store, directory) = try makeStore()
+        defer { _ = directory }
+        try await store.datastore(CounterFormat.self).persist(Counter(id: "kept", value: 1))
+        let rootsBefore = try await store.history(allBranches: true).count
+        func refused(_ body: () async throws -> Void) async -> Bool {
+            do {
+                try await body()
+                return false
+            } catch ChronoStoreError.invalidOptions {
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(await refused { try await store.datastore(SlashNamedFormat.self).persist(Counter(id: "a", value: 1)) })
+        #expect(await refused { try await store.datastore(DollarNamedFormat.self).persist(Counter(id: "a", value: 1)) })
+        #expect(await refused { try await store.datastore(SlashIndexFormat.self).persist(Counter(id: "a", value: 1)) })
+        #expect(await !refused { try await store.datastore(UnicodeNamedFormat.self).persist(Counter(id: "a", value: 1)) })
+        #expect(try await store.history(allBranches: true).count == rootsBefore + 1)
+        #expect(try await store.datastore(CounterFormat.self).load("kept")?.value == 1)
+    }
+
     @Test func largeRecordsRoundTrip() async throws {
         let store = try ChronoStore.inMemory()
         let people = store.datastore(PersonFormat.self)
@@ -120,4 +146,27 @@ import Testing
         #expect(try await store.history(allBranches: true).count == 2)
         _ = iterator
     }
+}
+
+private enum SlashNamedFormat: DatastoreFormat {
+    typealias Instance = Counter
+    static let name = "counters/by-value"
+}
+
+private enum DollarNamedFormat: DatastoreFormat {
+    typealias Instance = Counter
+    static let name = "$counters"
+}
+
+private enum SlashIndexFormat: DatastoreFormat {
+    typealias Instance = Counter
+    static let name = "indexed-counters"
+    static let value = DatastoreIndex<Self, Int>.oneToMany("by/value", \.value)
+    static var indexes: [AnyDatastoreIndex<Self>] { [AnyDatastoreIndex(value)] }
+}
+
+/// Not ASCII, but no "/" and no leading "$": accepted.
+private enum UnicodeNamedFormat: DatastoreFormat {
+    typealias Instance = Counter
+    static let name = "zähler·€"
 }
