@@ -165,17 +165,15 @@ package struct StateJournal: Equatable, Sendable {
                 bytes[cursor] = tree.rawValue
                 bytes[cursor + 1] = UInt8(record.key.count)
                 cursor += 2
-                for byte in record.key {
-                    bytes[cursor] = byte
-                    cursor += 1
-                }
+                // Whole copies (the precondition above bounds them): a checked store a byte cost
+                // about 12 k instructions a commit with a few hundred bytes of records.
+                UnsafeMutableRawBufferPointer(rebasing: bytes[cursor..<cursor + record.key.count]).copyBytes(from: record.key)
+                cursor += record.key.count
                 if let value = record.value {
                     bytes.storeLittleEndian(UInt16(value.count), at: cursor)
                     cursor += 2
-                    for byte in value {
-                        bytes[cursor] = byte
-                        cursor += 1
-                    }
+                    UnsafeMutableRawBufferPointer(rebasing: bytes[cursor..<cursor + value.count]).copyBytes(from: value)
+                    cursor += value.count
                 } else {
                     bytes.storeLittleEndian(Self.removedMarker, at: cursor)
                     cursor += 2

@@ -100,13 +100,22 @@ package struct HistoryEntry: Equatable, Sendable {
 enum IndexKey {
     /// A big-endian id, so byte order is numeric order.
     static func id(_ value: UInt64) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: 8)
-        key.withUnsafeMutableBytes { raw in raw.storeLittleEndian(value.byteSwapped, at: 0) }
-        return key
+        [UInt8](unsafeUninitializedCapacity: 8) { buffer, count in
+            UnsafeMutableRawBufferPointer(buffer).storeBytes(of: value.bigEndian, as: UInt64.self)
+            count = 8
+        }
     }
 
-    /// Two big-endian ids.
-    static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] { id(first) + id(second) }
+    /// Two big-endian ids. One allocation: `id(first) + id(second)` made three, about 1.8 k
+    /// instructions a key (each array's storage type is looked up by the runtime).
+    static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: second.bigEndian, toByteOffset: 8, as: UInt64.self)
+            count = 16
+        }
+    }
 
     static func first(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 0) }
     static func second(of key: UnsafeRawBufferPointer) -> UInt64 { word(key, at: 8) }
