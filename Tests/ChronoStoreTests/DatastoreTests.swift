@@ -99,7 +99,7 @@ import Testing
 
     /// A datastore's name names an engine collection and its indexes' collections ("name/index"),
     /// and "$" starts the store's own: a "/" in either name, or a leading "$", is refused before
-    /// anything is written (the check works on bytes since the session that made it cheaper).
+    /// anything is written; a name of other non-ASCII characters is accepted.
     @Test func namesWithASlashOrALeadingDollarAreRefusedAndWriteNothing() async throws {
         let (store, directory) = try makeStore()
         defer { _ = directory }
