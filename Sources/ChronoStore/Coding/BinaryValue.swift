@@ -29,7 +29,10 @@
 ///
 /// Because every node names its kind and every object names its keys, a reader that does not
 /// know the Swift type can still print the record (see ``ChronoBinaryCoder/jsonDescription(of:)``).
-indirect enum BinaryValue: Equatable, Sendable {
+///
+/// Not `indirect`: arrays and objects already hold their children in arrays, so no case needs a
+/// box of its own, and an indirect enum allocated one for every node of every record coded.
+enum BinaryValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case signed(Int64)
@@ -251,7 +254,25 @@ struct BinaryValueReader {
         offset += count
         let text = String(decoding: raw, as: UTF8.self)
         // Decoding repairs invalid UTF-8 with U+FFFD; a repaired string has different bytes.
-        guard text.utf8.elementsEqual(raw) else { throw malformed("a string is not valid UTF-8") }
+        // ASCII (every field name, most values) is valid as it stands: only other text is compared.
+        guard Self.isASCII(raw) || text.utf8.elementsEqual(raw) else { throw malformed("a string is not valid UTF-8") }
         return text
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ raw: ArraySlice<UInt8>) -> Bool {
+        raw.withUnsafeBytes { buffer in
+            var index = 0
+            let count = buffer.count
+            while count - index >= 8 {
+                if buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < count {
+                if buffer[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
+        }
     }
 }

@@ -26,7 +26,9 @@ public struct ChronoBinaryCoder: Sendable {
         let box = BinaryEncoderBox()
         try BinaryEncoderImplementation.encode(value, into: box, codingPath: [])
         var bytes: [UInt8] = []
-        box.value.write(to: &bytes)
+        // Most records are small: one allocation instead of growing from empty.
+        bytes.reserveCapacity(128)
+        box.write(to: &bytes)
         return bytes
     }
 

@@ -20,6 +20,28 @@ final class BinaryEncoderBox {
         case .array(let box): return box.value
         }
     }
+
+    /// Writes what ``value`` would write, straight from the boxes: building the value tree first
+    /// allocated an array for every object and array only to throw it away.
+    func write(to bytes: inout [UInt8]) {
+        switch content {
+        case .empty:
+            bytes.append(10)
+            BinaryValue.writeVarint(0, to: &bytes)
+        case .single(let value): value.write(to: &bytes)
+        case .object(let box):
+            bytes.append(10)
+            BinaryValue.writeVarint(UInt64(box.fields.count), to: &bytes)
+            for (key, field) in box.fields {
+                BinaryValue.writeString(key, to: &bytes)
+                field.write(to: &bytes)
+            }
+        case .array(let box):
+            bytes.append(9)
+            BinaryValue.writeVarint(UInt64(box.elements.count), to: &bytes)
+            for element in box.elements { element.write(to: &bytes) }
+        }
+    }
 }
 
 final class ObjectBox {
@@ -65,7 +87,10 @@ struct BinaryEncoderImplementation: Encoder {
 
     /// Encodes `value`, giving Data, Date and UUID their own tags.
     /// Metatype comparisons first: they are much cheaper than casting every value.
-    static func encode<Value: Encodable>(_ value: Value, into box: BinaryEncoderBox, codingPath: [any CodingKey]) throws {
+    /// The coding path is built only for a value that encodes through a nested encoder.
+    static func encode<Value: Encodable>(
+        _ value: Value, into box: BinaryEncoderBox, codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         if Value.self == Data.self, let data = value as? Data {
             box.content = .single(.bytes([UInt8](data)))
         } else if Value.self == Date.self, let date = value as? Date {
@@ -73,7 +98,7 @@ struct BinaryEncoderImplementation: Encoder {
         } else if Value.self == UUID.self, let uuid = value as? UUID {
             box.content = .single(.uuid(uuid.orderedKeyBytes))
         } else {
-            try value.encode(to: BinaryEncoderImplementation(box: box, codingPath: codingPath))
+            try value.encode(to: BinaryEncoderImplementation(box: box, codingPath: codingPath()))
         }
     }
 }
