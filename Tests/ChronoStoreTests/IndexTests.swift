@@ -11,6 +11,37 @@ enum PlainPersonFormat: DatastoreFormat {
 }
 
 @Suite struct IndexTests {
+    /// A transaction that writes one datastore, another, and the first through a second format of
+    /// the same name keeps every declared index of each format it writes through: the list of
+    /// built indexes a transaction keeps between writes belongs to one format (an empty list kept
+    /// for `PlainPersonFormat` must not pass for `PersonFormat`'s).
+    @Test func writesAlternatingBetweenDatastoresAndFormatsKeepTheirIndexes() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let people = store.datastore(PersonFormat.self)
+        let plain = store.datastore(PlainPersonFormat.self)
+        let counters = store.datastore(CounterFormat.self)
+        try await people.persist(person(0))
+        try await store.transaction {
+            for id in 1...40 {
+                try await people.persist(person(id, age: 20 + id % 3, tags: ["t\(id % 2)"]))
+                try await counters.persist(Counter(id: "c\(id)", value: id))
+            }
+            try await people.persist(person(41))
+            try await plain.persist(person(42))
+            try await plain.persist(person(43))
+            try await people.persist(person(44, age: 99))
+            try await people.persist(person(45, age: 99))
+        }
+        #expect(try await people.load(PersonFormat.age, equalTo: 21).collect().map(\.id) == Array(stride(from: 1, through: 40, by: 3)))
+        #expect(try await people.load(PersonFormat.tags, equalTo: "t0").collect().count == 20)
+        #expect(try await people.load(PersonFormat.age, equalTo: 99).collect().map(\.id) == [44, 45])
+        for id in [0, 1, 40, 41, 44, 45] {
+            #expect(try await people.first(PersonFormat.email, equalTo: "p\(id)@example.com")?.id == id)
+        }
+        #expect(try await counters.count() == 40)
+    }
+
     @Test func uniqueIndexViolationIsATypedErrorAndRollsBack() async throws {
         let (store, directory) = try makeStore()
         _ = directory

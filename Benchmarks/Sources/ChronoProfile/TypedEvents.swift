@@ -28,6 +28,39 @@ func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: In
     }
 }
 
+/// Creates the store at `path` with `recordCount` events in one transaction, then times `count`
+/// point loads of events by identifier (in a fixed pseudo-random order) in one read transaction:
+/// the app read path, which decodes every record it returns.
+func profileTypedReads(path: String, recordCount: Int, count: Int, cacheMiB: Int) throws {
+    try? FileManager.default.removeItem(atPath: path)
+    try waitFor {
+        let options = ChronoStoreOptions(durability: .deferred(), retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
+        let events = store.datastore(TypedEventFormat.self)
+        try await store.transaction {
+            for id in 0..<recordCount { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
+        }
+        var state: UInt64 = 11
+        let ids = (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(recordCount))
+        }
+        let start = seconds()
+        let found = try await store.read {
+            var found = 0
+            for id in ids where try await events.load(id) != nil { found += 1 }
+            return found
+        }
+        report("typed-reads", start, count)
+        guard found == count else { throw ProfileError.missing(count - found) }
+        try await store.close()
+    }
+}
+
+enum ProfileError: Error {
+    case missing(Int)
+}
+
 /// Runs `body` in a task and blocks this (non-pool) thread until it finishes.
 func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
     let box = OutcomeBox()

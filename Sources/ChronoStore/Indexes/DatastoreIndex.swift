@@ -68,11 +68,15 @@ public struct AnyDatastoreIndex<Format: DatastoreFormat>: Sendable {
     public let kind: IndexKind
     /// The encoded values of an instance, deduplicated.
     let encodedValues: @Sendable (Format.Instance) -> [[UInt8]]
+    /// The engine collection of this index (kept: every index entry a write puts or deletes
+    /// names it, and building the string took an allocation each time).
+    let collectionName: String
 
     /// Erases `index`'s value type.
     public init<Value>(_ index: DatastoreIndex<Format, Value>) {
         name = index.name
         kind = index.kind
+        collectionName = Format.indexCollectionName(index.name)
         let values = index.values
         // A closure, not `map(\.orderedKeyBytes)`: a key path over the generic `Value` is
         // instantiated by the runtime at every call (a typed one-record commit took 354 k
@@ -80,9 +84,6 @@ public struct AnyDatastoreIndex<Format: DatastoreFormat>: Sendable {
         // a key path per call").
         encodedValues = { IndexValues.distinct(values($0).map { $0.orderedKeyBytes }) }
     }
-
-    /// The engine collection of this index.
-    var collectionName: String { Format.indexCollectionName(name) }
 
     /// The index key of one encoded value for a record with key `recordKey`.
     func entryKey(value: [UInt8], recordKey: [UInt8]) -> [UInt8] {

@@ -74,7 +74,16 @@ final class TransactionContext: @unchecked Sendable {
 struct ChangeLog: Sendable {
     private(set) var changes: [RawChange] = []
     /// Datastore name → the indexes known built in this transaction (see `prepareIndexes`).
-    var preparedIndexes: [String: DatastoreMetadata] = [:]
+    var preparedIndexes: [String: DatastoreMetadata] = [:] {
+        didSet { lastBuiltIndexes = nil }
+    }
+    /// The declared indexes `prepareIndexes` last found built (an `[AnyDatastoreIndex<Format>]`),
+    /// with the format and datastore they were found for, so the next writes through that format
+    /// neither rebuild its declared list nor filter it. One entry, not a map: most transactions
+    /// write one datastore, and a map cost an allocation in every one-record transaction. Keyed
+    /// by the format itself, not only its name: two formats may share a datastore, and an empty
+    /// list of one would cast to the other's. Cleared whenever `preparedIndexes` changes.
+    var lastBuiltIndexes: (format: ObjectIdentifier, datastore: String, indexes: any Sendable)?
     /// Datastores whose identifier shape this transaction has recorded (see `recordIdentifierShape`).
     var describedDatastores: Set<String> = []
     private var positions: [ChangeKey: Int] = [:]
