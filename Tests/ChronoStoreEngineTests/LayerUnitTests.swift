@@ -693,3 +693,57 @@ struct PageCacheTests {
         }
     }
 }
+
+@Suite("Leaf and branch page validation")
+struct NodePageValidationTests {
+    private static func leaf(_ keys: [String], page: UInt64 = 9) -> PageBuffer {
+        let buffer = PageBuffer(pageSize: 4096)
+        NodeLayout.encode(LeafNode(keys: keys.map { Array($0.utf8) }, values: keys.map { .inline(Array("v-\($0)".utf8)) }), into: buffer)
+        buffer.seal(kind: .leaf, page: PageID(page), birth: TransactionID(2), count: keys.count)
+        return buffer
+    }
+
+    private static func branch(_ keys: [String], page: UInt64 = 9) -> PageBuffer {
+        let buffer = PageBuffer(pageSize: 4096)
+        let children = (0...keys.count).map { PageReference(page: PageID(UInt64(20 + $0)), birth: TransactionID(1)) }
+        NodeLayout.encode(BranchNode(keys: keys.map { Array($0.utf8) }, children: children), into: buffer)
+        buffer.seal(kind: .branch, page: PageID(page), birth: TransactionID(2), count: keys.count)
+        return buffer
+    }
+
+    private static func reason(_ page: PageBuffer, _ kind: PageKind) -> String? {
+        do {
+            try NodeLayout.validate(page, kind: kind)
+            return nil
+        } catch StoreError.malformedPage(let damaged, let reason) {
+            #expect(damaged == page.pageID)
+            return reason
+        } catch {
+            Issue.record("unexpected \(error)")
+            return "\(error)"
+        }
+    }
+
+    @Test func pagesInKeyOrderPass() throws {
+        try NodeLayout.validate(Self.leaf(["a", "ab", "b", "bcdefghijklmnopq", "c"]), kind: .leaf)
+        try NodeLayout.validate(Self.leaf([]), kind: .leaf)
+        try NodeLayout.validate(Self.branch(["k", "m", "mm", "z"]), kind: .branch)
+    }
+
+    /// Keys are compared with their neighbours while the offsets are checked: the first pair out
+    /// of order is named, equal keys count as out of order, and a bad offset anywhere is reported
+    /// before an order fault (as when order was checked in a pass of its own).
+    @Test func theFirstPairOutOfOrderIsNamedAfterEveryOffsetChecksOut() {
+        #expect(Self.reason(Self.leaf(["a", "c", "b", "d"]), .leaf) == "keys 1 and 2 are out of order")
+        #expect(Self.reason(Self.leaf(["a", "b", "b"]), .leaf) == "keys 1 and 2 are out of order")
+        #expect(Self.reason(Self.leaf(["b", "a", "d", "c"]), .leaf) == "keys 0 and 1 are out of order")
+        #expect(Self.reason(Self.leaf(["ab", "a"]), .leaf) == "keys 0 and 1 are out of order")
+        #expect(Self.reason(Self.branch(["m", "k"]), .branch) == "keys 0 and 1 are out of order")
+        let both = Self.leaf(["a", "c", "b", "d"])
+        both.bytes.storeLittleEndian(UInt16(4090), at: NodeLayout.leafOffsetsStart + 2 * 3)
+        #expect(Self.reason(both, .leaf) == "entry 3 runs past the page end")
+        let early = Self.leaf(["a", "c", "b", "d"])
+        early.bytes.storeLittleEndian(UInt16(2), at: NodeLayout.leafOffsetsStart + 2 * 3)
+        #expect(Self.reason(early, .leaf) == "entry 3 offset 2 is out of range")
+    }
+}

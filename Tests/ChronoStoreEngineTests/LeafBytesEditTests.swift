@@ -495,12 +495,19 @@ struct LeafBytesEditTests {
         let store = try Store.create(at: base, options: StoreOptions())
         for _ in 0..<commits {
             try store.write { transaction in
-                // One commit: a single leaf about four fifths full, which the puts below split.
-                for _ in 0..<(commits == 1 ? 30 : 60) {
+                // One commit: a single leaf about four fifths full (3.3 to 3.45 KB of entries: key,
+                // value and 8 bytes of entry header and slot each), so that every put of a new key
+                // below (700 bytes or more) overfills it. Thirty entries of 60 to 120 bytes, as
+                // before, left some seeds a leaf too empty for three of the twelve puts to split it.
+                var used = 0
+                var count = 0
+                while commits == 1 ? used < 3_300 : count < 60 {
                     let key = generator.bytes(12)
                     keys.append(key)
                     let valueSize = commits == 1 ? Int.random(in: 60...120, using: &generator) : Int.random(in: 20...140, using: &generator)
                     try transaction.put(key, generator.bytes(valueSize), in: "c")
+                    used += 12 + valueSize + 8
+                    count += 1
                 }
             }
         }
@@ -511,7 +518,7 @@ struct LeafBytesEditTests {
         for trial in 0..<12 {
             let replacing = trial % 4 == 3
             let key = replacing ? keys[Int.random(in: 0..<keys.count, using: &generator)] : generator.bytes(12)
-            let value = generator.bytes(Int.random(in: 500...1_200, using: &generator))
+            let value = generator.bytes(Int.random(in: (commits == 1 ? 700 : 500)...1_200, using: &generator))
             // A stored key in the leaf the put goes to: the greatest not above it.
             let leafKey = keys.last { KeyOrder.compare($0, key) <= 0 } ?? keys[0]
             var shapes: [TreeShape] = []
