@@ -47,6 +47,21 @@ private struct Named: Codable, Equatable {
     var name: String
 }
 
+private struct OnlyA: Codable, Equatable {
+    var a: Int
+}
+
+/// A field named "é" written precomposed (U+00E9) and read decomposed (e + U+0301).
+private struct Precomposed: Codable {
+    var value: Int
+    enum CodingKeys: String, CodingKey { case value = "\u{E9}" }
+}
+
+private struct Decomposed: Codable {
+    var value: Int
+    enum CodingKeys: String, CodingKey { case value = "e\u{301}" }
+}
+
 @Suite struct BinaryCoderPathTests {
     let coder = ChronoBinaryCoder()
 
@@ -150,5 +165,29 @@ private struct Named: Codable, Equatable {
         var badName = try coder.encode(Named(name: "v"))
         badName[3] = 0xFE
         #expect(throws: ChronoStoreError.self) { try ChronoBinaryCoder.jsonDescription(of: badName) }
+    }
+
+    /// Fields are read straight from the record's bytes after the whole record was checked, so a
+    /// damaged value in a field the type never reads is still an error, and field names match as
+    /// strings did: the first of two equal names, and canonically equivalent spellings.
+    @Test func theWholeRecordIsCheckedAndNamesMatchAsStrings() throws {
+        // {"a": 1, "a": 2}: the first "a" is read.
+        #expect(try coder.decode(OnlyA.self, from: [10, 2, 1, 97, 3, 2, 1, 97, 3, 4]) == OnlyA(a: 1))
+        // {"a": 1, "b": <tag 99>}: the type reads only "a", the record is still refused.
+        do {
+            _ = try coder.decode(OnlyA.self, from: [10, 2, 1, 97, 3, 2, 1, 98, 99])
+            Issue.record("a record with an unknown tag decoded")
+        } catch ChronoStoreError.malformedRecord(let reason) {
+            #expect(reason == "unknown tag 99 at byte 8")
+        }
+        do {
+            _ = try coder.decode(OnlyA.self, from: [10, 1, 1, 97, 3, 2, 0])
+            Issue.record("a record with an extra byte decoded")
+        } catch ChronoStoreError.malformedRecord(let reason) {
+            #expect(reason == "1 extra bytes after the value")
+        }
+        #expect(throws: ChronoStoreError.self) { try coder.decode(OnlyA.self, from: [10, 1, 1, 97, 5, 0, 0]) }
+        let written = try coder.encode(Precomposed(value: 7))
+        #expect(try coder.decode(Decomposed.self, from: written).value == 7)
     }
 }
