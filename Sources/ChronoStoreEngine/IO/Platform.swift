@@ -124,6 +124,16 @@ enum Platform {
         _ = munmap(address, byteCount)
     }
 
+    /// `count` zeroed `UInt64`s from `calloc`: large ones come from the kernel as zero pages, so
+    /// only the parts later written cost memory or time. Free with ``releaseZeroedWords(_:)``.
+    static func zeroedWords(_ count: Int) -> UnsafeMutablePointer<UInt64>? {
+        calloc(max(count, 1), MemoryLayout<UInt64>.stride).map { $0.bindMemory(to: UInt64.self, capacity: max(count, 1)) }
+    }
+
+    static func releaseZeroedWords(_ words: UnsafeMutablePointer<UInt64>) {
+        free(words)
+    }
+
     static var processIdentifier: Int32 { getpid() }
 
     /// The device and inode of an open file.

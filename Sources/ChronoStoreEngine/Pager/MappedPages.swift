@@ -21,15 +21,23 @@ final class MappedPages: @unchecked Sendable {
     private let verifiedBirths: UnsafeMutablePointer<UInt64>
 
     init?(file: PosixFile, pageSize: Int, byteCount: Int) {
-        guard let mapping = FileMapping(file: file, byteCount: byteCount) else { return nil }
+        let pageCapacity = UInt64(byteCount / pageSize)
+        // Zeroed by `calloc`: a record this large comes from the kernel as zero pages, touched only
+        // where pages are verified (initializing it wrote 8 bytes for every page of the mapping,
+        // which is twice the file and at least 64 MiB: 128 KiB at every open, 0.9 MiB for a
+        // 232 MB file).
+        guard let record = Platform.zeroedWords(Int(pageCapacity)) else { return nil }
+        guard let mapping = FileMapping(file: file, byteCount: byteCount) else {
+            Platform.releaseZeroedWords(record)
+            return nil
+        }
         self.mapping = mapping
         self.pageSize = pageSize
-        pageCapacity = UInt64(byteCount / pageSize)
-        verifiedBirths = .allocate(capacity: Int(pageCapacity))
-        verifiedBirths.initialize(repeating: 0, count: Int(pageCapacity))
+        self.pageCapacity = pageCapacity
+        verifiedBirths = record
     }
 
-    deinit { verifiedBirths.deallocate() }
+    deinit { Platform.releaseZeroedWords(verifiedBirths) }
 
     /// A buffer over page `page`'s bytes in the mapping (no copy). The caller has checked that
     /// the page lies inside both the mapping and the file.
