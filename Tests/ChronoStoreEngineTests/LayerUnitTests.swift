@@ -730,9 +730,8 @@ struct NodePageValidationTests {
         try NodeLayout.validate(Self.branch(["k", "m", "mm", "z"]), kind: .branch)
     }
 
-    /// Keys are compared with their neighbours while the offsets are checked: the first pair out
-    /// of order is named, equal keys count as out of order, and a bad offset anywhere is reported
-    /// before an order fault (as when order was checked in a pass of its own).
+    /// The first pair of keys out of order is named, equal keys count as out of order, and a bad
+    /// offset anywhere is reported before an order fault.
     @Test func theFirstPairOutOfOrderIsNamedAfterEveryOffsetChecksOut() {
         #expect(Self.reason(Self.leaf(["a", "c", "b", "d"]), .leaf) == "keys 1 and 2 are out of order")
         #expect(Self.reason(Self.leaf(["a", "b", "b"]), .leaf) == "keys 1 and 2 are out of order")

@@ -497,8 +497,7 @@ struct LeafBytesEditTests {
             try store.write { transaction in
                 // One commit: a single leaf about four fifths full (3.3 to 3.45 KB of entries: key,
                 // value and 8 bytes of entry header and slot each), so that every put of a new key
-                // below (700 bytes or more) overfills it. Thirty entries of 60 to 120 bytes, as
-                // before, left some seeds a leaf too empty for three of the twelve puts to split it.
+                // below (760 bytes or more, 780 with its key and header) overfills its 4 KiB page.
                 var used = 0
                 var count = 0
                 while commits == 1 ? used < 3_300 : count < 60 {
@@ -518,7 +517,7 @@ struct LeafBytesEditTests {
         for trial in 0..<12 {
             let replacing = trial % 4 == 3
             let key = replacing ? keys[Int.random(in: 0..<keys.count, using: &generator)] : generator.bytes(12)
-            let value = generator.bytes(Int.random(in: (commits == 1 ? 700 : 500)...1_200, using: &generator))
+            let value = generator.bytes(Int.random(in: (commits == 1 ? 760 : 500)...1_200, using: &generator))
             // A stored key in the leaf the put goes to: the greatest not above it.
             let leafKey = keys.last { KeyOrder.compare($0, key) <= 0 } ?? keys[0]
             var shapes: [TreeShape] = []

@@ -23,6 +23,26 @@ private struct Wrapper<Value: Codable & Equatable>: Codable, Equatable {
     var value: Value
 }
 
+/// A list of bytes read element by element through the unkeyed container's `UInt8` requirement
+/// (`[UInt8]`'s own decoding goes through the generic one).
+private struct ByteList: Codable, Equatable {
+    var bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        bytes = []
+        while !container.isAtEnd { bytes.append(try container.decode(UInt8.self)) }
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for byte in bytes { try container.encode(byte) }
+    }
+}
+
+private struct Holder: Codable {
+    var x: ByteList
+}
+
 /// A single-value type holding an integer.
 private struct Level: Codable, Equatable {
     var raw: UInt8
@@ -110,8 +130,24 @@ private struct Decomposed: Codable {
         }
     }
 
+    @Test func theUnkeyedIntegerRequirementsNameTheElementsPath() throws {
+        #expect(try coder.decode(ByteList.self, from: coder.encode(ByteList([1, 2, 255]))) == ByteList([1, 2, 255]))
+        do {
+            _ = try coder.decode(ByteList.self, from: coder.encode([7, 256]))
+            Issue.record("256 decoded as UInt8")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["1"])
+        }
+        struct WideHolder: Codable { var x: [Int] }
+        do {
+            _ = try coder.decode(Holder.self, from: coder.encode(WideHolder(x: [0, 300])))
+            Issue.record("300 decoded as UInt8")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["x", "1"])
+        }
+    }
+
     @Test func aValueOfTheWrongKindNamesItsPath() throws {
-        struct Texts: Codable { var list: [String] }
         do {
             _ = try coder.decode(Widths.self, from: coder.encode(Named(name: "x")))
             Issue.record("a record without the fields decoded")
@@ -167,9 +203,9 @@ private struct Decomposed: Codable {
         #expect(throws: ChronoStoreError.self) { try ChronoBinaryCoder.jsonDescription(of: badName) }
     }
 
-    /// Fields are read straight from the record's bytes after the whole record was checked, so a
-    /// damaged value in a field the type never reads is still an error, and field names match as
-    /// strings did: the first of two equal names, and canonically equivalent spellings.
+    /// The whole record is checked before any field is read, so a damaged value in a field the
+    /// type never reads is still an error; field names match as strings: the first of two equal
+    /// names, and canonically equivalent spellings.
     @Test func theWholeRecordIsCheckedAndNamesMatchAsStrings() throws {
         // {"a": 1, "a": 2}: the first "a" is read.
         #expect(try coder.decode(OnlyA.self, from: [10, 2, 1, 97, 3, 2, 1, 97, 3, 4]) == OnlyA(a: 1))

@@ -120,6 +120,26 @@ enum PlainPersonFormat: DatastoreFormat {
         #expect(try await people.load(PersonFormat.age, equalTo: 31).collect().isEmpty)
     }
 
+    /// `warm()` inside a transaction builds indexes the transaction's earlier writes found not
+    /// built; writes after it in the same transaction maintain them (the list of built indexes a
+    /// transaction keeps between writes is dropped when warm records new ones).
+    @Test func writesAfterWarmInTheSameTransactionMaintainTheIndexesItBuilt() async throws {
+        let (store, directory) = try makeStore()
+        _ = directory
+        let plain = store.datastore(PlainPersonFormat.self)
+        let people = store.datastore(PersonFormat.self)
+        try await plain.persist(person(0))
+        try await store.transaction {
+            try await people.persist(person(1, age: 77))
+            try await people.persist(person(2, age: 77))
+            #expect(Set(try await people.warm().builtIndexes) == ["email", "age", "tags"])
+            try await people.persist(person(3, age: 77))
+            try await people.persist(person(4, age: 77))
+        }
+        #expect(try await people.load(PersonFormat.age, equalTo: 77).collect().map(\.id) == [1, 2, 3, 4])
+        #expect(try await people.first(PersonFormat.email, equalTo: "p4@example.com")?.id == 4)
+    }
+
     @Test func anIndexAddedLaterIsBuiltByWarmWithProgress() async throws {
         let (store, directory) = try makeStore()
         _ = directory

@@ -32,6 +32,7 @@ func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: In
 /// point loads of events by identifier (in a fixed pseudo-random order) in one read transaction:
 /// the app read path, which decodes every record it returns.
 func profileTypedReads(path: String, recordCount: Int, count: Int, cacheMiB: Int) throws {
+    guard recordCount > 0 else { throw ProfileError.noRecords }
     try? FileManager.default.removeItem(atPath: path)
     try waitFor {
         let options = ChronoStoreOptions(durability: .deferred(), retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
@@ -58,7 +59,10 @@ func profileTypedReads(path: String, recordCount: Int, count: Int, cacheMiB: Int
 }
 
 enum ProfileError: Error {
+    /// Loads that found no event.
     case missing(Int)
+    /// `typed-reads` needs events to load.
+    case noRecords
 }
 
 /// Runs `body` in a task and blocks this (non-pool) thread until it finishes.

@@ -1,8 +1,8 @@
 // Encoding Encodable values into the self-describing binary format.
 import Foundation
 
-/// Builds a ``BinaryValue`` tree for one value. Containers are boxes so nested containers can be
-/// filled after they are handed out, as `Encoder` requires.
+/// Holds what one value encodes to until the whole record is written. Containers are boxes so
+/// nested containers can be filled after they are handed out, as `Encoder` requires.
 final class BinaryEncoderBox {
     enum Content {
         case empty
@@ -12,17 +12,8 @@ final class BinaryEncoderBox {
     }
     var content: Content = .empty
 
-    var value: BinaryValue {
-        switch content {
-        case .empty: return .object([])
-        case .single(let value): return value
-        case .object(let box): return box.value
-        case .array(let box): return box.value
-        }
-    }
-
-    /// Writes what ``value`` would write, straight from the boxes: building the value tree first
-    /// allocated an array for every object and array only to throw it away.
+    /// Writes the value in the binary format (an empty box is an empty object), straight from
+    /// the boxes, without a ``BinaryValue`` tree in between.
     func write(to bytes: inout [UInt8]) {
         switch content {
         case .empty:
@@ -46,12 +37,10 @@ final class BinaryEncoderBox {
 
 final class ObjectBox {
     var fields: [(String, BinaryEncoderBox)] = []
-    var value: BinaryValue { .object(fields.map { ($0.0, $0.1.value) }) }
 }
 
 final class ArrayBox {
     var elements: [BinaryEncoderBox] = []
-    var value: BinaryValue { .array(elements.map(\.value)) }
 }
 
 struct BinaryEncoderImplementation: Encoder {

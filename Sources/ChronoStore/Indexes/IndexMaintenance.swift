@@ -90,6 +90,7 @@ extension DatastoreFormat {
     static func prepareIndexes(in writer: WriteTransaction, log: inout ChangeLog) throws -> [AnyDatastoreIndex<Self>] {
         // Every persist asks; rebuilding and filtering the declared list each time cost about
         // 4 k instructions a persist.
+        // The cast cannot fail once the format matches; it only keeps the types honest.
         if let last = log.lastBuiltIndexes, last.format == ObjectIdentifier(Self.self), last.datastore == name,
             let built = last.indexes as? [AnyDatastoreIndex<Self>]
         {

@@ -116,7 +116,9 @@ enum NodeLayout {
     // MARK: - Validation of stored pages
 
     /// Checks that every offset and length in a verified leaf or branch page lies inside the page,
-    /// so later reads can load without bounds failures.
+    /// so later reads can load without bounds failures, and that its keys strictly ascend. A
+    /// page with both kinds of fault is reported for the offset (or the missing children of an
+    /// empty branch) first.
     static func validate(_ page: PageBuffer, kind: PageKind) throws {
         let bytes = page.readOnly
         let count = page.entryCount
@@ -131,9 +133,9 @@ enum NodeLayout {
             throw StoreError.malformedPage(page: page.pageID, reason: "entry count \(count) does not fit")
         }
         let fixed = isLeaf ? leafEntryHeaderByteCount : 2
-        // Keys are compared with their neighbours in the same pass (they lie right after each
-        // entry's fixed fields); an order fault is reported after every offset checked out, as
-        // when order was a pass of its own over views of the page (about twice the work).
+        // Keys are compared with their neighbours in the pass that checks the offsets (each key
+        // lies right after its entry's fixed fields); an order fault is held until every offset
+        // has checked out.
         var previousKey = UnsafeRawBufferPointer(start: nil, count: 0)
         var firstOutOfOrder: Int?
         for index in 0..<count {
