@@ -189,7 +189,10 @@ package struct StateJournal: Equatable, Sendable {
         let count = Int(bytes.loadLittleEndian(at: byteCountOffset, as: UInt16.self))
         guard (byteCountOffset + 2..<recordsOffset).allSatisfy({ bytes[$0] == 0 }) else { throw malformed("reserved bytes are not zero") }
         guard count <= capacity(pageSize: bytes.count) else { throw malformed("\(count) bytes do not fit in the page") }
-        var journal = StateJournal()
+        // Each tree's records are gathered in an array of its own and stored once at the end:
+        // appending through `journal[tree]` (a get and a set) copied the tree's records so far
+        // at every record, quadratic in a journal of a few hundred records.
+        var trees = [TreeJournal](repeating: TreeJournal(), count: Tree.allCases.count)
         let end = recordsOffset + count
         var cursor = recordsOffset
         var previous: (tree: UInt8, key: [UInt8])?
@@ -213,10 +216,32 @@ package struct StateJournal: Equatable, Sendable {
                 throw malformed("records out of order")
             }
             previous = (tree.rawValue, key)
-            journal[tree].append(TreeJournal.Record(key: key, value: value))
+            trees[Int(tree.rawValue) - 1].append(TreeJournal.Record(key: key, value: value))
         }
-        for tree in Tree.allCases { journal[tree].page = page }
-        guard bytes[end...].allSatisfy({ $0 == 0 }) else { throw malformed("bytes after the records are not zero") }
+        guard Self.isZero(UnsafeRawBufferPointer(rebasing: bytes[end...])) else {
+            throw malformed("bytes after the records are not zero")
+        }
+        var journal = StateJournal()
+        for tree in Tree.allCases {
+            var records = trees[Int(tree.rawValue) - 1]
+            records.page = page
+            journal[tree] = records
+        }
         return journal
+    }
+
+    /// Whether every byte is zero, eight at a time (the rest of a state page, checked at every
+    /// open and every refresh).
+    private static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while bytes.count - index >= 8 {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] != 0 { return false }
+            index += 1
+        }
+        return true
     }
 }

@@ -124,14 +124,19 @@ enum Platform {
         _ = munmap(address, byteCount)
     }
 
-    /// `count` zeroed `UInt64`s from `calloc`: large ones come from the kernel as zero pages, so
-    /// only the parts later written cost memory or time. Free with ``releaseZeroedWords(_:)``.
+    /// `count` zeroed `UInt64`s in an anonymous private mapping: the kernel supplies zero pages on
+    /// first touch, so only the parts later written cost memory or time (`calloc` would write
+    /// zeros over a block it reuses from its heap). Release with
+    /// ``releaseZeroedWords(_:count:)``.
     static func zeroedWords(_ count: Int) -> UnsafeMutablePointer<UInt64>? {
-        calloc(max(count, 1), MemoryLayout<UInt64>.stride).map { $0.bindMemory(to: UInt64.self, capacity: max(count, 1)) }
+        let byteCount = max(count, 1) * MemoryLayout<UInt64>.stride
+        let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let address, address != MAP_FAILED else { return nil }
+        return address.bindMemory(to: UInt64.self, capacity: max(count, 1))
     }
 
-    static func releaseZeroedWords(_ words: UnsafeMutablePointer<UInt64>) {
-        free(words)
+    static func releaseZeroedWords(_ words: UnsafeMutablePointer<UInt64>, count: Int) {
+        _ = munmap(words, max(count, 1) * MemoryLayout<UInt64>.stride)
     }
 
     static var processIdentifier: Int32 { getpid() }

@@ -22,13 +22,12 @@ final class MappedPages: @unchecked Sendable {
 
     init?(file: PosixFile, pageSize: Int, byteCount: Int) {
         let pageCapacity = UInt64(byteCount / pageSize)
-        // Zeroed by `calloc`: a record this large comes from the kernel as zero pages, touched only
-        // where pages are verified (initializing it wrote 8 bytes for every page of the mapping,
-        // which is twice the file and at least 64 MiB: 128 KiB at every open, 0.9 MiB for a
-        // 232 MB file).
+        // The kernel's zero pages, touched only where pages are verified (initializing the record
+        // wrote 8 bytes for every page of the mapping, which is twice the file and at least
+        // 64 MiB: 128 KiB at every open, 0.9 MiB for a 232 MB file).
         guard let record = Platform.zeroedWords(Int(pageCapacity)) else { return nil }
         guard let mapping = FileMapping(file: file, byteCount: byteCount) else {
-            Platform.releaseZeroedWords(record)
+            Platform.releaseZeroedWords(record, count: Int(pageCapacity))
             return nil
         }
         self.mapping = mapping
@@ -37,7 +36,7 @@ final class MappedPages: @unchecked Sendable {
         verifiedBirths = record
     }
 
-    deinit { Platform.releaseZeroedWords(verifiedBirths) }
+    deinit { Platform.releaseZeroedWords(verifiedBirths, count: Int(pageCapacity)) }
 
     /// A buffer over page `page`'s bytes in the mapping (no copy). The caller has checked that
     /// the page lies inside both the mapping and the file.
