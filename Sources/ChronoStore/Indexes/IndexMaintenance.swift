@@ -88,9 +88,9 @@ extension DatastoreFormat {
     /// - Returns: the indexes the write must maintain. Cached in `log` for the rest of the
     ///   transaction, so only the first write per datastore reads the metadata.
     static func prepareIndexes(in writer: WriteTransaction, log: inout ChangeLog) throws -> [AnyDatastoreIndex<Self>] {
-        // Every persist asks; rebuilding and filtering the declared list each time cost about
-        // 4 k instructions a persist.
-        // The cast cannot fail once the format matches; it only keeps the types honest.
+        // Every persist asks, so the list found built is kept for the transaction (rebuilding and
+        // filtering the declared list is about 4 k instructions); the cast cannot fail once the
+        // format matches, it only keeps the types honest.
         if let last = log.lastBuiltIndexes, last.format == ObjectIdentifier(Self.self), last.datastore == name,
             let built = last.indexes as? [AnyDatastoreIndex<Self>]
         {

@@ -190,8 +190,8 @@ package struct StateJournal: Equatable, Sendable {
         guard (byteCountOffset + 2..<recordsOffset).allSatisfy({ bytes[$0] == 0 }) else { throw malformed("reserved bytes are not zero") }
         guard count <= capacity(pageSize: bytes.count) else { throw malformed("\(count) bytes do not fit in the page") }
         // Each tree's records are gathered in an array of its own and stored once at the end:
-        // appending through `journal[tree]` (a get and a set) copied the tree's records so far
-        // at every record, quadratic in a journal of a few hundred records.
+        // `journal[tree]` has a getter and a setter, so appending through it would copy the
+        // tree's records so far at every record (quadratic in the journal's length).
         var trees = [TreeJournal](repeating: TreeJournal(), count: Tree.allCases.count)
         let end = recordsOffset + count
         var cursor = recordsOffset

@@ -22,9 +22,9 @@ final class MappedPages: @unchecked Sendable {
 
     init?(file: PosixFile, pageSize: Int, byteCount: Int) {
         let pageCapacity = UInt64(byteCount / pageSize)
-        // The kernel's zero pages, touched only where pages are verified (initializing the record
-        // wrote 8 bytes for every page of the mapping, which is twice the file and at least
-        // 64 MiB: 128 KiB at every open, 0.9 MiB for a 232 MB file).
+        // The kernel's zero pages, touched only where pages are verified: the record has 8 bytes
+        // for every page of the mapping, which is twice the file and at least 64 MiB (128 KiB at
+        // every open, 0.9 MiB for a 232 MB file), too much to write at every open and remap.
         guard let record = Platform.zeroedWords(Int(pageCapacity)) else { return nil }
         guard let mapping = FileMapping(file: file, byteCount: byteCount) else {
             Platform.releaseZeroedWords(record, count: Int(pageCapacity))
