@@ -140,7 +140,9 @@ case "scans":
     report(mode, start, count)
     try store.close()
 case "batch", "single", "durable":
-    if mode != "durable" { options.durability = .deferred }
+    if mode != "durable" && ProcessInfo.processInfo.environment["CHRONO_PROFILE_DURABLE"] != "1" {
+        options.durability = .deferred
+    }
     let store = try Store.open(at: path, options: options)
     let perTransaction = mode == "batch" ? 1_000 : 1
     let start = seconds()

@@ -168,6 +168,10 @@ extension BTree {
                 view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
             return InsertResult(reference: edited, previous: child.previous)
         }
+        if let layouts = branchLayoutsLeft(of: ownBytes) {
+            return try settleOnBytes(
+                view, at: reference, ownBytes: ownBytes, layouts: layouts, childIndex: childIndex, child: child, editor: editor)
+        }
         let (newReference, content) = try editableNode(reference, read: .branchPage(view), editor: editor)
         guard case .branch(let branch) = content else {
             throw StoreError.malformedPage(page: reference.page, reason: "a branch page did not decode as a branch")
@@ -221,31 +225,47 @@ extension BTree {
         return (reference, right.keys[0], page)
     }
 
-    /// Records a child's edit in the decoded `branch` (its new page, and the separator and right
-    /// sibling of a split; an over-full leaf child is first balanced with a neighbour, else
-    /// split), splitting the branch in turn when it overflows.
+    /// Records a child's edit in the decoded `branch` (see ``settleChild(_:childIndex:child:split:overflow:editor:)``),
+    /// splitting the branch in turn when it overflows.
     private func settle(
         _ branch: BranchNode, at reference: PageReference, childIndex: Int, child: PageReference,
         split: (separator: [UInt8], right: PageReference)?, overflow: LeafOverflow?,
         previous: LeafValue?, editor: some TreeEditing
     ) throws -> InsertResult {
-        branch.children[childIndex] = child
+        try settleChild(branch, childIndex: childIndex, child: child, split: split, overflow: overflow, editor: editor)
+        return try splitIfOverfull(branch, at: reference, previous: previous, editor: editor)
+    }
+
+    /// Records a child's edit in `branch`: its new page, and the separator and right sibling of a
+    /// split; an over-full leaf child is first balanced with a neighbour, else split.
+    private func settleChild(
+        _ branch: some BranchEditing, childIndex: Int, child: PageReference,
+        split: (separator: [UInt8], right: PageReference)?, overflow: LeafOverflow?, editor: some TreeEditing
+    ) throws {
+        branch.setChild(child, at: childIndex)
         var split = split
         if case .bytes(let leaf)? = overflow, try !balanceLeaf(leaf, in: branch, childIndex: childIndex, editor: editor) {
             let leafSplit = try splitLeaf(leaf, editor: editor)
-            branch.children[childIndex] = leafSplit.left
+            branch.setChild(leafSplit.left, at: childIndex)
             split = (leafSplit.separator, leafSplit.right)
         }
         if case .node(let leaf, let index)? = overflow,
             try !balanceLeaf(leaf, insertedAt: index, in: branch, childIndex: childIndex, editor: editor)
         {
             let leafSplit = try splitLeaf(leaf, at: child, insertedAt: index, editor: editor)
-            branch.children[childIndex] = leafSplit.left
+            branch.setChild(leafSplit.left, at: childIndex)
             split = (leafSplit.separator, leafSplit.right)
         }
         if let split {
             branch.insert(separator: split.separator, rightChild: split.right, at: childIndex)
         }
+    }
+
+    /// The result of an insert below the decoded `branch` (on `reference`): it, and its right
+    /// half on a new page when it no longer fits one.
+    private func splitIfOverfull(
+        _ branch: BranchNode, at reference: PageReference, previous: LeafValue?, editor: some TreeEditing
+    ) throws -> InsertResult {
         guard branch.byteCount > editor.pageSize else {
             return InsertResult(reference: reference, previous: previous)
         }
@@ -255,6 +275,31 @@ extension BTree {
         return InsertResult(
             reference: reference, split: (separator, PageReference(page: page, birth: editor.transaction)),
             previous: previous)
+    }
+
+    /// ``settle(_:at:childIndex:child:split:overflow:previous:editor:)`` for a branch in page form
+    /// (committed, or this transaction's bytes, `ownBytes`), without decoding it: the edits go
+    /// through a ``BranchEdit`` and the branch is laid out as bytes again, unless it overflows
+    /// (then it is decoded and split). The branch's page is taken first, as `editableNode` takes
+    /// it, so every page lands where the decoding path puts it.
+    private func settleOnBytes(
+        _ view: BranchView, at reference: PageReference, ownBytes: PageBuffer?, layouts: UInt8, childIndex: Int,
+        child: InsertResult, editor: some TreeEditing
+    ) throws -> InsertResult {
+        let page = ownBytes != nil
+            ? reference : PageReference(page: try editor.allocateCopy(of: reference, owner: owner), birth: editor.transaction)
+        let edit = BranchEdit(view)
+        try settleChild(
+            edit, childIndex: childIndex, child: child.reference, split: child.split, overflow: child.overflow, editor: editor)
+        guard edit.byteCount <= editor.pageSize else {
+            let branch = edit.decoded()
+            editor.setDirty(page.page, .branch(branch))
+            return try splitIfOverfull(branch, at: page, previous: child.previous, editor: editor)
+        }
+        let buffer = edit.laidOut(pageSize: editor.pageSize)
+        Self.markBranchLaidOut(buffer, layouts: layouts + 1)
+        editor.setDirty(page.page, .raw(buffer, kind: .branch, count: edit.keyCount))
+        return InsertResult(reference: page, previous: child.previous)
     }
 
     /// Where to split an over-full leaf of `count` entries (`size(entry)` bytes each, `byteCount`

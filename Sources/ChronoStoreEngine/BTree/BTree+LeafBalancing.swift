@@ -27,7 +27,7 @@ extension BTree {
     /// spread one more; a neighbour this transaction already wrote costs no write.
     /// - Returns: whether the leaf was settled; when false nothing changed and the caller splits it.
     func balanceLeaf(
-        _ leaf: LeafNode, insertedAt index: Int, in branch: BranchNode, childIndex: Int, editor: some TreeEditing
+        _ leaf: LeafNode, insertedAt index: Int, in branch: some BranchEditing, childIndex: Int, editor: some TreeEditing
     ) throws -> Bool {
         guard index < leaf.keys.count - 1 else { return false }
         guard let neighbour = try roomiestNeighbour(of: childIndex, in: branch, editor: editor) else { return false }
@@ -51,13 +51,13 @@ extension BTree {
     /// decoded here): entries move between the nodes. `cuts` as for that method.
     private func share(
         _ leaf: LeafNode, childIndex: Int, withNode read: NodeRead, at neighbourIndex: Int, cuts found: [Int],
-        in branch: BranchNode, editor: some TreeEditing
+        in branch: some BranchEditing, editor: some TreeEditing
     ) throws {
-        let (neighbourReference, content) = try editableNode(branch.children[neighbourIndex], read: read, editor: editor)
+        let (neighbourReference, content) = try editableNode(branch.child(at: neighbourIndex), read: read, editor: editor)
         guard case .leaf(let neighbourLeaf) = content else {
             throw StoreError.malformedPage(page: neighbourReference.page, reason: "siblings of different kinds")
         }
-        branch.children[neighbourIndex] = neighbourReference
+        branch.setChild(neighbourReference, at: neighbourIndex)
         let (left, right) = neighbourIndex < childIndex ? (neighbourLeaf, leaf) : (leaf, neighbourLeaf)
         let leftIndex = min(childIndex, neighbourIndex)
         Self.moveBoundary(between: left, and: right, to: found[found.count - 1])
@@ -82,7 +82,7 @@ extension BTree {
     ///   entries to the leaf rather than take them (the caller decodes the neighbour).
     private func share(
         _ leaf: LeafNode, childIndex: Int, withPage view: LeafView, at neighbourIndex: Int, cuts: [Int],
-        in branch: BranchNode, editor: some TreeEditing
+        in branch: some BranchEditing, editor: some TreeEditing
     ) throws -> Bool {
         let (leafCount, viewCount) = (leaf.keys.count, view.count)
         let neighbourFirst = neighbourIndex < childIndex
@@ -113,7 +113,7 @@ extension BTree {
             neighbourRuns = [.node(leaf, middleEnd..<leafCount), .page(view, neighbourStart..<viewCount)]
         }
         // Lay out the new pages before the leaf gives up its entries.
-        let neighbourPage = try pageForNewBytes(replacing: branch.children[neighbourIndex], editor: editor)
+        let neighbourPage = try pageForNewBytes(replacing: branch.child(at: neighbourIndex), editor: editor)
         let neighbourBuffer = layOutLeaf(neighbourRuns, onto: neighbourPage, editor: editor)
         var middle: (reference: PageReference, firstKey: [UInt8])?
         if !middleRuns.isEmpty {
@@ -121,7 +121,7 @@ extension BTree {
             middle = (page, Array(LeafView(page: layOutLeaf(middleRuns, onto: page, editor: editor)).key(at: 0)))
         }
         leaf.keepOnly(kept)
-        branch.children[neighbourIndex] = neighbourPage
+        branch.setChild(neighbourPage, at: neighbourIndex)
         let leftIndex = min(childIndex, neighbourIndex)
         let rightFirstKey = neighbourFirst ? leaf.keys[0] : Array(LeafView(page: neighbourBuffer).key(at: 0))
         branch.replaceSeparator(at: leftIndex, with: rightFirstKey)
@@ -146,11 +146,11 @@ extension BTree {
 
     /// The neighbour of child `childIndex` with the fewest bytes, when the children are leaves.
     func roomiestNeighbour(
-        of childIndex: Int, in branch: BranchNode, editor: some TreeEditing
+        of childIndex: Int, in branch: some BranchEditing, editor: some TreeEditing
     ) throws -> (index: Int, read: NodeRead, count: Int, byteCount: Int, size: (Int) -> Int)? {
         var best: (index: Int, read: NodeRead, count: Int, byteCount: Int, size: (Int) -> Int)?
-        for candidate in [childIndex - 1, childIndex + 1] where branch.children.indices.contains(candidate) {
-            let read = try editor.node(branch.children[candidate])
+        for candidate in [childIndex - 1, childIndex + 1] where (0..<branch.childCount).contains(candidate) {
+            let read = try editor.node(branch.child(at: candidate))
             switch read {
             case .leaf(let node):
                 if let best, best.byteCount <= node.byteCount { continue }

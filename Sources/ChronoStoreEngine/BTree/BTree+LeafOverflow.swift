@@ -117,7 +117,7 @@ extension BTree {
     /// ``balanceLeaf(_:insertedAt:in:childIndex:editor:)`` settles a decoded leaf (the same
     /// neighbour, the same cuts), laying out every page of the spread from runs of bytes.
     /// - Returns: whether the leaf was settled; when false nothing changed and the caller splits it.
-    func balanceLeaf(_ leaf: OverfullLeaf, in branch: BranchNode, childIndex: Int, editor: some TreeEditing) throws -> Bool {
+    func balanceLeaf(_ leaf: OverfullLeaf, in branch: some BranchEditing, childIndex: Int, editor: some TreeEditing) throws -> Bool {
         guard leaf.index < leaf.count - 1 else { return false }
         guard let neighbour = try roomiestNeighbour(of: childIndex, in: branch, editor: editor) else { return false }
         let neighbourFirst = neighbour.index < childIndex
@@ -156,15 +156,15 @@ extension BTree {
 
         let edits = leaf.edits &+ 1
         let leafPage = try ownPage(of: leaf, editor: editor)
-        let neighbourPage = try pageForNewBytes(replacing: branch.children[neighbour.index], editor: editor)
+        let neighbourPage = try pageForNewBytes(replacing: branch.child(at: neighbour.index), editor: editor)
         let (leftPage, rightPage) = neighbourFirst ? (neighbourPage, leafPage) : (leafPage, neighbourPage)
         let (leftEdits, rightEdits): (UInt8, UInt8) = neighbourFirst ? (0, edits) : (edits, 0)
         let rightStart = found[found.count - 1]
         layOutLeaf(runs(0..<found[0]), onto: leftPage, edits: leftEdits, editor: editor)
         layOutLeaf(runs(rightStart..<count), onto: rightPage, edits: rightEdits, editor: editor)
         let leftIndex = min(childIndex, neighbour.index)
-        branch.children[leftIndex] = leftPage
-        branch.children[leftIndex + 1] = rightPage
+        branch.setChild(leftPage, at: leftIndex)
+        branch.setChild(rightPage, at: leftIndex + 1)
         branch.replaceSeparator(at: leftIndex, with: key(at: rightStart))
         if found.count == 2 {
             let middle = PageReference(page: try editor.allocatePage(owner: owner), birth: editor.transaction)
