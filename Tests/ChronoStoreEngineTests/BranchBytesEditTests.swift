@@ -1,6 +1,7 @@
-// Branch copy-on-write on bytes: an edit below a branch copies its page with one child pointer changed.
+// Branch edits on bytes: a child pointer replaced on a copy of the page, and separators laid out without decoding.
 @testable import ChronoStoreEngine
 import ChronoStoreTestSupport
+import Foundation
 import Testing
 
 @Suite("Branch edits on page bytes")
@@ -168,7 +169,7 @@ struct BranchBytesEditTests {
             switch page {
             case .raw(let buffer, .branch, _):
                 let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
-                if flags & 0x80 != 0 { forms.laidOut += 1 } else { forms.bytes += 1 }
+                if flags & BTree.branchLaidOutByEdit != 0 { forms.laidOut += 1 } else { forms.bytes += 1 }
             case .branch: forms.decoded += 1
             default: continue
             }
@@ -193,19 +194,24 @@ struct BranchBytesEditTests {
                 }
             }
         }
-        // 20,000 entries: about 160 leaves under two levels of branches. Scattered new keys
-        // overfill some leaves, which are spread or split below branches that were committed.
+        // 20,000 entries: about 1,100 leaves under about 17 branches. Scattered new keys overfill
+        // some leaves, which are spread or split below branches that were committed.
+        let branchesBefore = try branchCount(store, "c")
         let transaction = try store.beginWrite()
+        // No branch is decoded for having taken its share of layouts: only a branch that splits.
+        transaction.branchByteLayoutLimit = 127
         for _ in 0..<300 {
             let (key, value) = (generator.bytes(24), generator.bytes(150))
             try transaction.put(key, value, in: "c")
             model[key] = value
         }
         let forms = branchForms(transaction)
-        #expect(forms.decoded == 0, "seed \(seed): \(forms)")
         #expect(forms.laidOut >= 3, "seed \(seed): \(forms)")
         for (key, value) in model { #expect(try transaction.value(forKey: key, in: "c") == value, "seed \(seed)") }
         try transaction.commit()
+        // A branch that splits leaves two decoded halves.
+        let splits = try branchCount(store, "c") - branchesBefore
+        #expect(forms.decoded <= 2 * splits, "seed \(seed): \(forms), \(splits) branches split")
         try store.close()
         let reopened = try Store.open(at: path, options: StoreOptions())
         defer { try? reopened.close() }
@@ -240,9 +246,10 @@ struct BranchBytesEditTests {
             let root = try #require(try transaction.collectionEntry(named: "c")).root
             switch transaction.dirty[root.page] {
             case .raw(let buffer, .branch, _)?:
-                // Bit 7: laid out by a separator edit; bits 0-6: how many so far.
+                // The mark says a separator edit laid it out; the other bits count them.
                 let flags: UInt8 = buffer.bytes.loadLittleEndian(at: PageHeader.flagsOffset)
-                if flags & 0x80 != 0, layouts.last != flags & 0x7F { layouts.append(flags & 0x7F) }
+                let mark = BTree.branchLaidOutByEdit
+                if flags & mark != 0, layouts.last != flags & ~mark { layouts.append(flags & ~mark) }
             case .branch?:
                 layouts.append(0)
             default:
@@ -254,5 +261,93 @@ struct BranchBytesEditTests {
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
         #expect(try store.read { try $0.count(in: "c") } == next - 10_000)
+    }
+
+    private func branchCount(_ store: Store, _ collection: String) throws -> Int {
+        try treePages(store, collection).values.filter { $0[PageHeader.kindOffset] == PageKind.branch.rawValue }.count
+    }
+
+    /// Every page of `collection`'s tree, by page number, as the newest root has it.
+    private func treePages(_ store: Store, _ collection: String) throws -> [PageID: [UInt8]] {
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        let entry = try #require(try reader.collectionEntry(named: collection))
+        var pages: [PageID: [UInt8]] = [:]
+        func walk(_ reference: PageReference) throws {
+            let page = try store.pageFile.read(reference, kind: nil, pageCount: reader.snapshot.state.pageCount)
+            pages[reference.page] = Array(page.readOnly)
+            guard page.kindByte == PageKind.branch.rawValue else { return }
+            let view = BranchView(page: page)
+            for child in 0...view.keyCount { try walk(view.child(at: child)) }
+        }
+        try walk(entry.root)
+        return pages
+    }
+
+    /// The same transaction on two copies of a store, one settling leaves below branches in page
+    /// form on their bytes and one decoding those branches (a layout limit of 0), leaves the same
+    /// pages: the same page numbers, each with the same bytes. Long keys keep branches to a dozen
+    /// separators or so, so separators inserted below committed branches and this transaction's
+    /// byte copies split branches too; a small dirty page limit makes the transaction spill.
+    @Test(arguments: [false, true])
+    func branchesSettledAsBytesLeaveTheSamePagesAsDecodedBranches(spilling: Bool) throws {
+        let seed = SeededGenerator.seed()
+        print("BranchBytesEditTests same pages seed: \(seed) (spilling: \(spilling))")
+        var generator = SeededGenerator(seed: seed)
+        let directory = try TemporaryDirectory()
+        let base = directory.file("base.chrono")
+        var options = StoreOptions()
+        if spilling { options.dirtyPageLimit = 64 }
+        var keys: [[UInt8]] = []
+        let store = try Store.create(at: base, options: options)
+        for _ in 0..<6 {
+            try store.write { transaction in
+                for _ in 0..<150 {
+                    let key = generator.bytes(Int.random(in: 150...400, using: &generator))
+                    keys.append(key)
+                    try transaction.put(key, generator.bytes(Int.random(in: 10...60, using: &generator)), in: "c")
+                }
+            }
+        }
+        try store.close()
+        var branchesSplit = 0
+        for round in 0..<12 {
+            let operations: [(key: [UInt8], value: [UInt8]?)] = (0..<Int.random(in: 150...300, using: &generator)).map { _ in
+                switch Int.random(in: 0..<20, using: &generator) {
+                case 0: (keys.randomElement(using: &generator)!, nil)
+                case 1, 2: (keys.randomElement(using: &generator)!, generator.bytes(Int.random(in: 10...200, using: &generator)))
+                default: (generator.bytes(Int.random(in: 150...400, using: &generator)), generator.bytes(Int.random(in: 10...60, using: &generator)))
+                }
+            }
+            var results: [[PageID: [UInt8]]] = []
+            for limit in [BTree.defaultBranchByteLayoutLimit, 0] {
+                let path = directory.file("round-\(round)-\(limit).chrono")
+                try FileManager.default.copyItem(atPath: base, toPath: path)
+                let copy = try Store.open(at: path, options: options)
+                let before = try branchCount(copy, "c")
+                let transaction = try copy.beginWrite()
+                transaction.branchByteLayoutLimit = limit
+                for operation in operations {
+                    if let value = operation.value {
+                        try transaction.put(operation.key, value, in: "c")
+                    } else {
+                        try transaction.delete(operation.key, in: "c")
+                    }
+                }
+                try transaction.commit()
+                let pages = try treePages(copy, "c")
+                if limit == 0, try branchCount(copy, "c") > before {
+                    branchesSplit += 1
+                }
+                results.append(pages)
+                let report = try copy.verify()
+                #expect(report.isSound && report.leakedPageCount == 0, "seed \(seed) round \(round) limit \(limit): \(report)")
+                try copy.close()
+            }
+            #expect(results[0].keys.sorted() == results[1].keys.sorted(), "seed \(seed) round \(round): other page numbers")
+            let differing = results[0].keys.filter { results[0][$0] != results[1][$0] }
+            #expect(differing.isEmpty, "seed \(seed) round \(round): pages \(differing.sorted()) differ")
+        }
+        #expect(branchesSplit >= 1, "seed \(seed): only \(branchesSplit) of 12 rounds split a branch")
     }
 }

@@ -19,7 +19,8 @@
 //                                      identifier in one read transaction (the typed read path)
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
 // mode, so `load` then `reads` finds them), values 150 bytes. Each mode prints microseconds per
-// operation. CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
+// operation. CHRONO_PROFILE_DURABLE=1 makes `batch` and `single` commit durably, as chrono-bench's
+// batch row does; CHRONO_PROFILE_MMAP=off reads with pread instead of the memory map;
 // CHRONO_PROFILE_DIRTY_PAGES=N sets the dirty page limit (StoreOptions.dirtyPageLimit);
 // CHRONO_PROFILE_CHECKPOINT_MIB=N the deferred-mode checkpoint limit (checkpointByteLimit, MiB);
 // CHRONO_PROFILE_PACKING=off keeps history as whole pages (=inline packs inside the commits that

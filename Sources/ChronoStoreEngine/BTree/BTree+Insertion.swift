@@ -156,7 +156,8 @@ extension BTree {
 
     /// Inserts below a branch still in page form (committed, or this transaction's byte copy,
     /// `ownBytes`): when the child does not split, only the branch's pointer to it changes, on
-    /// the bytes; a split decodes the branch to take the new separator.
+    /// the bytes; a split or spread below changes separators, on the bytes too while the branch
+    /// may take another layout (``settleOnBytes``), else on the decoded branch.
     private func insert(
         _ key: [UInt8], _ keyBytes: UnsafeRawBufferPointer, _ value: LeafValue, belowBranchPage view: BranchView,
         at reference: PageReference, ownBytes: PageBuffer?, depth: Int, editor: some TreeEditing
@@ -168,7 +169,7 @@ extension BTree {
                 view, at: reference, index: childIndex, with: child.reference, inPlace: ownBytes, editor: editor)
             return InsertResult(reference: edited, previous: child.previous)
         }
-        if let layouts = branchLayoutsLeft(of: ownBytes) {
+        if let layouts = branchLayoutsTaken(of: ownBytes, editor: editor) {
             return try settleOnBytes(
                 view, at: reference, ownBytes: ownBytes, layouts: layouts, childIndex: childIndex, child: child, editor: editor)
         }
@@ -281,7 +282,8 @@ extension BTree {
     /// (committed, or this transaction's bytes, `ownBytes`), without decoding it: the edits go
     /// through a ``BranchEdit`` and the branch is laid out as bytes again, unless it overflows
     /// (then it is decoded and split). The branch's page is taken first, as `editableNode` takes
-    /// it, so every page lands where the decoding path puts it.
+    /// it, so the pages land where the decoding path puts them (`BranchBytesEditTests` compares
+    /// the two).
     private func settleOnBytes(
         _ view: BranchView, at reference: PageReference, ownBytes: PageBuffer?, layouts: UInt8, childIndex: Int,
         child: InsertResult, editor: some TreeEditing

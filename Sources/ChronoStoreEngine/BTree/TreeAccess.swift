@@ -47,4 +47,7 @@ protocol TreeEditing: TreeReading {
     func allocateCopy(of reference: PageReference, owner: PageOwner) throws -> PageID
     /// Says a tree no longer uses `reference`; a page written by this transaction is reusable at once.
     func releasePage(_ reference: PageReference, owner: PageOwner)
+    /// Separator layouts a branch in page form may take in this transaction before it is decoded
+    /// (``BranchEdit``); 0 decodes every branch whose child splits or spreads, as tests compare.
+    var branchByteLayoutLimit: UInt8 { get }
 }

@@ -7,7 +7,8 @@
 /// | 0 | 4 | CRC-32C of bytes 4 ..< pageSize |
 /// | 4 | 1 | kind (``PageKind``) |
 /// | 5 | 1 | flags (0; reserved: a stored leaf or branch with other flags is malformed. While a
-/// |   |   | write transaction holds a leaf as unsealed bytes, it marks byte edits here; sealing writes 0) |
+/// |   |   | write transaction holds a leaf or branch as unsealed bytes, it counts byte edits or separator |
+/// |   |   | layouts here; sealing writes 0) |
 /// | 6 | 2 | entry count (meaning depends on the kind) |
 /// | 8 | 8 | this page's own id |
 /// | 16 | 8 | birth: the transaction that wrote the page |

@@ -56,6 +56,8 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     @exclusivity(unchecked) private var editCount = 0
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
     var invalidated: [PageReference] = []
+    /// See ``TreeEditing/branchByteLayoutLimit``; tests set 0 to compare with decoded branches.
+    var branchByteLayoutLimit = BTree.defaultBranchByteLayoutLimit
 
     /// The allocator's state; see `WriteTransaction+Allocation.swift`.
     var allocator: AllocatorState
@@ -355,7 +357,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// at commit, its sealed copy. Smaller transactions keep their decoded leaves, which many
     /// edits of one leaf change faster.
     ///
-    /// Past `dirtyPageLimit` pages, writes its leaf and large-value pages to their (free,
+    /// Past `dirtyPageLimit` pages, writes its leaf and large-value pages (not its branches) to their (free,
     /// uncommitted) places in the file and drops them from memory. A spilled page that is edited
     /// again is read back and copied like a committed one.
     ///
@@ -368,8 +370,10 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
         var pages: [PageBuffer] = []
         for (page, content) in dirty {
             switch content {
+            // Branches stay: a branch is edited again by most puts below it, and a spilled one
+            // would be read back, decoded and copied to another page.
+            case .branch, .raw(_, .branch, _): continue
             case .leaf, .raw: pages.append(seal(page, content))
-            case .branch: continue
             }
         }
         // Set first: a write that fails part-way may have left some of them in the file.
