@@ -20,10 +20,9 @@ let package = Package(
     targets: [
         .target(name: "ChronoChecksum"),
         .target(name: "ChronoAtomics"),
-        .target(name: "ChronoSystem"),
         .target(
             name: "ChronoStoreEngine",
-            dependencies: ["ChronoChecksum", "ChronoAtomics", "ChronoSystem"],
+            dependencies: ["ChronoChecksum", "ChronoAtomics"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -218,47 +218,6 @@ struct GroupCommitTests {
         }
     }
 
-    /// A packing commit's pages written ahead of its group's leader (`writeAhead`) are in the
-    /// file already: the leader forgets them without writing them again. Once a leader has taken
-    /// a commit's group, a write ahead of that commit writes nothing (its slots may be reused
-    /// after that group's sync), and a write ahead that fails leaves every page to the leader.
-    @Test func pagesWrittenAheadAreNotWrittenAgainAndNothingIsWrittenAheadOnceTheLeaderTookThem() {
-        func pages(_ numbers: ClosedRange<UInt64>, birth: UInt64) -> [PageBuffer] {
-            numbers.map { number in
-                let page = PageBuffer(pageSize: 4096)
-                page.seal(kind: .leaf, page: PageID(number), birth: TransactionID(birth))
-                return page
-            }
-        }
-        struct WriteFailed: Error {}
-        let stage = StagedPages()
-        let first = pages(10...13, birth: 5)
-        let second = pages(20...22, birth: 6)
-        stage.stage(first, released: [], by: TransactionID(5), spilled: false)
-        stage.stage(second, released: [], by: TransactionID(6), spilled: false)
-        // A failed write ahead records nothing.
-        let failed = stage.writeAhead(second, of: TransactionID(6)) { _ in throw WriteFailed() }
-        #expect(failed.isEmpty)
-        var writtenAhead: [UInt64] = []
-        let written = stage.writeAhead(second, of: TransactionID(6)) { writtenAhead += $0.map(\.pageID.rawValue) }
-        #expect(written.count == 3 && writtenAhead == [20, 21, 22])
-        let (live, done) = stage.pages(bornThrough: TransactionID(6))
-        #expect(Set(live.map(\.pageID.rawValue)) == [10, 11, 12, 13], "the leader writes only what is not in the file")
-        #expect(Set(done.map(\.pageID.rawValue)) == [20, 21, 22])
-        stage.forget(live + done)
-        #expect(stage.isEmpty)
-
-        // A leader took the group ending at 8: a write ahead of commit 8 (or older) comes too late.
-        let third = pages(30...31, birth: 8)
-        stage.stage(third, released: [], by: TransactionID(8), spilled: false)
-        let (taken, _) = stage.pages(bornThrough: TransactionID(8))
-        #expect(taken.count == 2)
-        var late = false
-        #expect(stage.writeAhead(third, of: TransactionID(8)) { _ in late = true }.isEmpty)
-        #expect(!late, "nothing is written once the leader took the pages")
-        stage.forget(taken)
-    }
-
     @Test func aFailedGroupSyncFailsEveryCommitItCoversAndTheStoreKeepsTheAcknowledgedOnes() throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))

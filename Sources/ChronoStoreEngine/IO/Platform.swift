@@ -8,7 +8,6 @@
 #else
     #error("ChronoStore needs a POSIX C library")
 #endif
-internal import ChronoSystem
 
 /// Thin, retrying wrappers over POSIX calls. Every syscall made by the engine goes through here.
 enum Platform {
@@ -75,16 +74,6 @@ enum Platform {
             #else
                 let result = fdatasync(descriptor)
             #endif
-            if result == 0 || errno != EINTR { return result }
-        }
-    }
-
-    /// Starts writing the file's dirty pages in the byte range to the device without waiting
-    /// (`sync_file_range` with `SYNC_FILE_RANGE_WRITE` on Linux; nothing elsewhere). A hint: the
-    /// next sync still waits for those writes, and nothing is durable before it.
-    static func startWriteback(_ descriptor: Int32, offset: Int64, byteCount: Int64) -> Int32 {
-        while true {
-            let result = chrono_start_writeback(descriptor, offset, byteCount)
             if result == 0 || errno != EINTR { return result }
         }
     }

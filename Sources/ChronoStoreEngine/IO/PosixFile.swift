@@ -56,11 +56,6 @@ package final class PosixFile: StoreFile {
         }
     }
 
-    package func startWriteback(at offset: UInt64, byteCount: UInt64) {
-        // A hint; an error here (none is expected) would show again at the sync.
-        _ = Platform.startWriteback(descriptor, offset: Int64(offset), byteCount: Int64(byteCount))
-    }
-
     package func byteCount() throws -> UInt64 {
         guard let size = Platform.fileSize(descriptor) else {
             throw IOError(operation: "fstat", path: name, code: Platform.lastError)

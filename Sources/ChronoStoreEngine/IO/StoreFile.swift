@@ -25,17 +25,9 @@ package protocol StoreFile: AnyObject, Sendable {
 
     /// Sets the file's length, discarding or zero-extending its tail.
     func truncate(to byteCount: UInt64) throws
-
-    /// Asks for completed writes in the byte range to start reaching the device now, so that a
-    /// later ``synchronize()`` has less left to wait for. A hint: it makes nothing durable, may
-    /// do nothing, and never fails (a write that fails shows at the sync).
-    func startWriteback(at offset: UInt64, byteCount: UInt64)
 }
 
 extension StoreFile {
-    /// Files without a way to start writeback early ignore the hint.
-    package func startWriteback(at offset: UInt64, byteCount: UInt64) {}
-
     /// Reads exactly `buffer.count` bytes or reports how many were missing.
     func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Bool {
         var done = 0

@@ -222,20 +222,9 @@ package final class PageFile: @unchecked Sendable {
     /// Writes the staged pages of the commits up to `transaction` (a group's members) that the
     /// group's end still reaches, then forgets them all (see ``StagedPages``).
     func writeStaged(through transaction: TransactionID) throws {
-        let (live, done) = staged.pages(bornThrough: transaction)
+        let (live, dead) = staged.pages(bornThrough: transaction)
         try write(live)
-        staged.forget(live + done)
-    }
-
-    /// Writes the staged pages of commit `transaction` now, ahead of its group's leader, and asks
-    /// the file system to start sending them to the device, so that the group's sync has less
-    /// left to flush (see ``StagedPages/writeAhead(_:of:write:)``). Only an optimization: when a
-    /// leader took the group first, or a write fails, the leader writes the pages as usual.
-    func writeAhead(_ pages: [PageBuffer], of transaction: TransactionID) {
-        let written = staged.writeAhead(pages, of: transaction) { try write($0) }
-        // Outside the stage's locks: starting writeback may wait for the device's queue.
-        guard let low = written.lazy.map(\.pageID.rawValue).min(), let high = written.lazy.map(\.pageID.rawValue).max() else { return }
-        file.startWriteback(at: low * UInt64(pageSize), byteCount: (high - low + 1) * UInt64(pageSize))
+        staged.forget(live + dead)
     }
 
     /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.

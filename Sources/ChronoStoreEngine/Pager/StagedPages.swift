@@ -13,7 +13,7 @@ import ChronoAtomics
 /// is synced, and pages released by registered commits are not reused until their group is
 /// synced), so its file bytes were garbage to every reader anyway.
 ///
-/// `@unchecked Sendable`: `pages`, `releases`, `alwaysWritten`, `writtenAhead` and `takenThrough` are guarded by `lock`; `count`
+/// `@unchecked Sendable`: `pages`, `releases` and `alwaysWritten` are guarded by `lock`; `count`
 /// is only touched atomically. The lock already keeps their accesses apart, so they skip the
 /// run-time exclusivity checks (about 80 instructions a read of a page: every read asks here
 /// while a group commit is in flight).
@@ -26,17 +26,6 @@ final class StagedPages: @unchecked Sendable {
     /// Staged pages written even when a later member released them: those of a transaction that
     /// spilled, whose slots may hold bytes it spilled there with the same page number and birth.
     @exclusivity(unchecked) private var alwaysWritten: Set<PageID> = []
-    /// Staged pages already in the file: written ahead of their group's leader by
-    /// ``writeAhead(_:of:write:)``. The leader forgets them without writing them again.
-    @exclusivity(unchecked) private var writtenAhead: Set<PageID> = []
-    /// Pages written ahead since the stage was made (guarded by `lock`; tests read it).
-    @exclusivity(unchecked) private var writtenAheadTotal = 0
-    /// The newest transaction whose pages a leader has taken to write (guarded by `lock`).
-    @exclusivity(unchecked) private var takenThrough = TransactionID.none
-    /// Held for the whole of a write ahead, and by a leader while it takes its group's pages: a
-    /// leader never takes pages whose write ahead is still running, and a write ahead never
-    /// writes pages a leader took (whose slots may be reused once that leader's group is synced).
-    private let aheadLock = Lock()
     /// How many pages are staged: every page read loads it, and takes the lock only when it is
     /// not zero (while group commits are in flight).
     private let count = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
@@ -50,9 +39,6 @@ final class StagedPages: @unchecked Sendable {
         guard chrono_atomic_load(count) != 0 else { return nil }
         return lock.withLock { pages[page] }
     }
-
-    /// How many pages were written ahead of their leaders so far.
-    var writtenAheadCount: Int { lock.withLock { writtenAheadTotal } }
 
     /// Whether no page is staged.
     var isEmpty: Bool { chrono_atomic_load(count) == 0 }
@@ -71,57 +57,23 @@ final class StagedPages: @unchecked Sendable {
     }
 
     /// The staged pages born at or before `transaction` (the commits of a group ending there):
-    /// those the group's end state still reaches and that are not in the file yet (`live`), and
-    /// the rest (`done`): pages a member released after an earlier one wrote them (freed before
-    /// the group's end, never needed on disk) and pages written ahead (in the file already).
-    /// Waits for a write ahead that is running.
-    func pages(bornThrough transaction: TransactionID) -> (live: [PageBuffer], done: [PageBuffer]) {
-        aheadLock.withLock {
-            lock.withLock {
-                takenThrough = max(takenThrough, transaction)
-                var released = Set<PageID>()
-                for release in releases where release.transaction <= transaction { released.formUnion(release.pages) }
-                releases.removeAll { $0.transaction <= transaction }
-                var live: [PageBuffer] = []
-                var done: [PageBuffer] = []
-                for page in pages.values where page.birth <= transaction {
-                    if writtenAhead.contains(page.pageID) {
-                        done.append(page)
-                    } else if released.contains(page.pageID) && !alwaysWritten.contains(page.pageID) {
-                        done.append(page)
-                    } else {
-                        live.append(page)
-                    }
+    /// those the group's end state still reaches (`live`), and those a member released after
+    /// an earlier one wrote them (`dead`: freed before the group's end, never needed on disk).
+    func pages(bornThrough transaction: TransactionID) -> (live: [PageBuffer], dead: [PageBuffer]) {
+        lock.withLock {
+            var released = Set<PageID>()
+            for release in releases where release.transaction <= transaction { released.formUnion(release.pages) }
+            releases.removeAll { $0.transaction <= transaction }
+            var live: [PageBuffer] = []
+            var dead: [PageBuffer] = []
+            for page in pages.values where page.birth <= transaction {
+                if released.contains(page.pageID) && !alwaysWritten.contains(page.pageID) {
+                    dead.append(page)
+                } else {
+                    live.append(page)
                 }
-                return (live, done)
             }
-        }
-    }
-
-    /// Writes the staged pages of commit `transaction` among `buffers` to the file before its
-    /// group's leader would (through `write`), and records them as written so the leader does
-    /// not write them again. Does nothing once a leader has taken the commit's group, and for
-    /// pages no longer staged. Writing early is safe for the same reason staging is: no
-    /// published or durable state reaches these slots, and the group's header slot is written
-    /// only after the leader has taken (and so waited for) this write.
-    /// - Returns: the pages it wrote; none when a `write` failed (the leader writes them).
-    func writeAhead(_ buffers: [PageBuffer], of transaction: TransactionID, write: ([PageBuffer]) throws -> Void) -> [PageBuffer] {
-        aheadLock.withLock {
-            let still: [PageBuffer] = lock.withLock {
-                guard takenThrough < transaction else { return [] }
-                return buffers.filter { pages[$0.pageID] === $0 }
-            }
-            guard !still.isEmpty else { return [] }
-            do {
-                try write(still)
-            } catch {
-                return []
-            }
-            lock.withLock {
-                writtenAhead.formUnion(still.lazy.map(\.pageID))
-                writtenAheadTotal += still.count
-            }
-            return still
+            return (live, dead)
         }
     }
 
@@ -143,7 +95,6 @@ final class StagedPages: @unchecked Sendable {
         for buffer in buffers where pages[buffer.pageID] === buffer {
             pages[buffer.pageID] = nil
             alwaysWritten.remove(buffer.pageID)
-            writtenAhead.remove(buffer.pageID)
         }
         chrono_atomic_store(count, UInt64(pages.count))
     }
@@ -156,7 +107,6 @@ final class StagedPages: @unchecked Sendable {
             pages.removeAll()
             releases.removeAll()
             alwaysWritten.removeAll()
-            writtenAhead.removeAll()
             chrono_atomic_store(count, 0)
         }
     }

@@ -31,7 +31,6 @@ extension Store {
         }
         do {
             let ticket = try groupCommit.register(snapshot, epoch: transaction.groupEpoch)
-            if transaction.history.packsOnly { transaction.pagesToWriteAhead = pages }
             if transaction.leavesPackingDue {
                 handsGateToPacking = true
                 startPackingCommit()
@@ -81,12 +80,6 @@ extension Store {
                 packingCommitFailure = nil
                 return
             }
-            // The gate is released: while the next commit builds, put this commit's pages in
-            // the file and start them towards the device, so that they add little to the sync
-            // of the group that will hold them (Docs/Performance.md, "Packing commits written
-            // ahead").
-            pageFile.writeAhead(transaction.pagesToWriteAhead, of: transaction.transaction)
-            transaction.pagesToWriteAhead = []
             // While another open file has the store (another process, or another handle), its
             // writers wait for this process's writer lock: sync at once rather than keep them
             // waiting for a commit of this process to share the sync.

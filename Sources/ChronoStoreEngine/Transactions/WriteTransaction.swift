@@ -68,9 +68,6 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// Set by a commit that left packing to a packing commit (``HistoryPacking/inBackground``)
     /// when a batch is due at its head: its writer hands the gate to the packing thread.
     var leavesPackingDue = false
-    /// A packing commit's sealed pages, once registered: its thread writes them ahead of the
-    /// group's leader (``PageFile/writeAhead(_:of:)``).
-    var pagesToWriteAhead: [PageBuffer] = []
     private(set) var isFinished = false
     /// An edit failed part way; the transaction can only be aborted.
     private(set) var isPoisoned = false
