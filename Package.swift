@@ -20,9 +20,10 @@ let package = Package(
     targets: [
         .target(name: "ChronoChecksum"),
         .target(name: "ChronoAtomics"),
+        .target(name: "ChronoSystem"),
         .target(
             name: "ChronoStoreEngine",
-            dependencies: ["ChronoChecksum", "ChronoAtomics"],
+            dependencies: ["ChronoChecksum", "ChronoAtomics", "ChronoSystem"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -2,7 +2,7 @@
 // ChronoStore benchmarks: `chrono-bench` runs each workload on ChronoStore and on SQLite (through GRDB).
 import PackageDescription
 
-// `Sources/ChronoStoreEngine`, `Sources/ChronoChecksum`, `Sources/ChronoAtomics` and `Sources/ChronoStore` are symlinks to the root package's
+// `Sources/ChronoStoreEngine`, `Sources/ChronoChecksum`, `Sources/ChronoAtomics`, `Sources/ChronoSystem` and `Sources/ChronoStore` are symlinks to the root package's
 // sources. The engine's API has `package` access, which only modules of the same package can
 // use, so the benchmark builds its own copy of the engine (and of the typed API on top of it,
 // which cannot come from the root package without a second engine module) instead of depending
@@ -26,9 +26,10 @@ let package = Package(
     targets: [
         .target(name: "ChronoChecksum"),
         .target(name: "ChronoAtomics"),
+        .target(name: "ChronoSystem"),
         .target(
             name: "ChronoStoreEngine",
-            dependencies: ["ChronoChecksum", "ChronoAtomics"],
+            dependencies: ["ChronoChecksum", "ChronoAtomics", "ChronoSystem"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -8,6 +8,7 @@
 #else
     #error("ChronoStore needs a POSIX C library")
 #endif
+internal import ChronoSystem
 
 /// Thin, retrying wrappers over POSIX calls. Every syscall made by the engine goes through here.
 enum Platform {
@@ -86,10 +87,12 @@ enum Platform {
         }
     }
 
+    /// The open file's length. Asks for the size alone (`statx` on Linux): see
+    /// ``identity(atPath:)`` for what asking for its times costs each later commit.
     static func fileSize(_ descriptor: Int32) -> Int64? {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return nil }
-        return Int64(status.st_size)
+        var size: Int64 = 0
+        guard chrono_descriptor_size(descriptor, &size) == 0 else { return nil }
+        return size
     }
 
     static func truncate(_ descriptor: Int32, _ byteCount: Int64) -> Int32 {
@@ -156,10 +159,17 @@ enum Platform {
     }
 
     /// The device and inode of the file a path names now (following symbolic links).
+    ///
+    /// Every write transaction asks this of the data file's path (has another process replaced
+    /// the file?), so it must not ask for the file's times: since Linux 6.13, a file whose
+    /// change time was read gets a fine-grained time at its next write, which dirties its
+    /// inode, and on ext4 without a journal each `fdatasync` then also writes the inode's table
+    /// block and waits for it. `chrono_path_identity` asks `statx` for the inode number only.
     static func identity(atPath path: String) -> FileIdentity? {
-        var status = stat()
-        guard path.withCString({ stat($0, &status) }) == 0 else { return nil }
-        return FileIdentity(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        guard path.withCString({ chrono_path_identity($0, &device, &inode) }) == 0 else { return nil }
+        return FileIdentity(device: device, inode: inode)
     }
 
     /// The absolute path with every symbolic link resolved, or nil when it cannot be resolved.
@@ -324,6 +334,18 @@ enum Platform {
     static let create = O_CREAT
     static let exclusiveCreate = O_EXCL
     static let closeOnExec = O_CLOEXEC
+    /// `O_NOATIME` on Linux (the C library declares it only under _GNU_SOURCE; the kernel's
+    /// generic value, used by x86-64 and arm64 alike), nothing elsewhere: reads leave the access time
+    /// alone. Without it, on a `relatime` mount every read after a write (a write transaction's
+    /// read of the header) updates the access time and dirties the inode, which each later
+    /// `fdatasync` on ext4 without a journal writes and waits for. Only the file's owner (or a
+    /// process with CAP_FOWNER) may ask for it; `open` fails with `EPERM` otherwise.
+    #if os(Linux)
+        static let noAccessTime: Int32 = 0o1_000_000
+    #else
+        static let noAccessTime: Int32 = 0
+    #endif
+    static let notPermitted = EPERM
     static let directory = O_DIRECTORY
 
     static let noSuchFile = ENOENT

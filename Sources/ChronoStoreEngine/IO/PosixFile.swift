@@ -10,7 +10,12 @@ package final class PosixFile: StoreFile {
     package init(path: String, create: Bool, readOnly: Bool = false) throws {
         var flags = (readOnly ? Platform.readOnly : Platform.readWrite) | Platform.closeOnExec
         if create { flags |= Platform.create | Platform.exclusiveCreate }
-        let descriptor = Platform.open(path, flags: flags)
+        // Reads leave the access time alone where the system lets us (see `Platform.noAccessTime`):
+        // a file someone else owns is opened without.
+        var descriptor = Platform.open(path, flags: flags | Platform.noAccessTime)
+        if descriptor < 0 && Platform.noAccessTime != 0 && Platform.lastError == Platform.notPermitted {
+            descriptor = Platform.open(path, flags: flags)
+        }
         guard descriptor >= 0 else {
             throw IOError(operation: "open", path: path, code: Platform.lastError)
         }
