@@ -11,7 +11,7 @@
 /// change and modification times, and since Linux 6.13 reporting them makes the file's next
 /// write stamp a fine-grained time, which dirties the inode; on ext4 without a journal, every
 /// `fdatasync` after that writes the inode's table block and waits for it (a whole extra trip
-/// to the device for each commit). Elsewhere, and where `statx` is missing, it calls `stat`.
+/// to the device for each commit). Elsewhere, and wherever `statx` fails, it calls `stat`.
 int chrono_path_identity(const char *path, uint64_t *device, uint64_t *inode);
 
 /// The length of the open file `descriptor`, asking for the size only (see
