@@ -227,7 +227,22 @@ package final class PageFile: @unchecked Sendable {
         staged.forget(live + dead)
     }
 
-    /// Writes sealed pages, coalescing neighbours into one `pwrite` per run.
+    /// The most bytes one `pwrite` of neighbouring pages carries (at least one page). On Linux
+    /// 6.18's ext4 a buffered write puts its bytes in page-cache folios as large as the write, and
+    /// every later 4 KiB write into a large folio costs more the larger it is, its sync too: a
+    /// single put's writes took 125–137 µs on a file written in 1 MiB writes, 44–48 µs in 256 KiB
+    /// writes, 20–26 µs in 64 KiB writes and 13–16 µs in 16 KiB writes, its commit 453–496 µs
+    /// against 250–330 µs. Smaller writes cost big transactions more writeback work (a 1M-record
+    /// bulk load and compaction), so the cap is 64 KiB (Docs/Performance.md, "Page cache
+    /// folios"). Neighbouring pages written by separate calls still reach the device as one
+    /// request: writeback merges them.
+    static let largestWrite = 64 * 1024
+
+    /// Neighbouring pages one `pwrite` carries at most (see ``largestWrite``).
+    var pagesPerWrite: Int { max(1, Self.largestWrite / pageSize) }
+
+    /// Writes sealed pages, coalescing neighbours into one `pwrite` per run of at most
+    /// ``largestWrite`` bytes.
     package func write(_ pages: [PageBuffer]) throws {
         // Sorted by page number read once per page: a comparison that reads each page's header
         // through the class costs retains and loads per step, a fifth of a small commit's sort.
@@ -237,7 +252,7 @@ package final class PageFile: @unchecked Sendable {
         var runStart = 0
         while runStart < sorted.count {
             var runEnd = runStart + 1
-            while runEnd < sorted.count, runEnd - runStart < 256,
+            while runEnd < sorted.count, runEnd - runStart < pagesPerWrite,
                 sorted[runEnd].pageID.rawValue == sorted[runEnd - 1].pageID.rawValue + 1
             {
                 runEnd += 1
