@@ -232,9 +232,9 @@ package final class PageFile: @unchecked Sendable {
     /// every later 4 KiB write into a large folio costs more the larger it is, its sync too: a
     /// single put's writes took 125–137 µs on a file written in 1 MiB writes, 44–48 µs in 256 KiB
     /// writes, 20–26 µs in 64 KiB writes and 13–16 µs in 16 KiB writes, its commit 453–496 µs
-    /// against 250–330 µs. Smaller writes cost big transactions more writeback work (a 1M-record
-    /// bulk load and compaction), so the cap is 64 KiB (Docs/Performance.md, "Page cache
-    /// folios"). Neighbouring pages written by separate calls still reach the device as one
+    /// against 230–333 µs. With 16 KiB writes a 1M-record bulk load took 5.64 against 3.69 s
+    /// (presumably more folios to write back), so the cap is 64 KiB (Docs/Performance.md, "Page
+    /// cache folios"). Neighbouring pages written by separate calls still reach the device as one
     /// request: writeback merges them.
     static let largestWrite = 64 * 1024
 
