@@ -141,6 +141,65 @@ struct GroupCommitTests {
         #expect(try reopened.verify().isSound)
     }
 
+    @Test func aLoneCommitIsMadeDurableByItsOwnCallerAndOneAmongOthersIsLeftToWait() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        // Alone: the call syncs it and returns true, published and durable.
+        let lone = try #require(try store.beginWrite().putting("lone"))
+        var syncsBefore = file.syncCount
+        #expect(try store.awaitDurableIfAlone(lone))
+        #expect(file.syncCount == syncsBefore + 1)
+        #expect(file.pendingOperationCount == 0)
+        #expect(try store.read { try $0.value(forKey: bytes("lone"), in: "c") } == bytes("lone"))
+        // Settled already: true again, without another sync.
+        #expect(try store.awaitDurableIfAlone(lone))
+        #expect(file.syncCount == syncsBefore + 1)
+
+        // Two commits in flight: neither is alone, so nothing is synced or published.
+        let first = try #require(try store.beginWrite().putting("first"))
+        let second = try #require(try store.beginWrite().putting("second"))
+        syncsBefore = file.syncCount
+        #expect(try store.awaitDurableIfAlone(second) == false)
+        #expect(try store.awaitDurableIfAlone(first) == false)
+        #expect(file.syncCount == syncsBefore)
+        #expect(try store.read { try $0.value(forKey: bytes("first"), in: "c") } == nil)
+        try store.awaitDurable(second)
+        #expect(file.syncCount == syncsBefore + 1, "the two still share one sync")
+        #expect(try store.awaitDurableIfAlone(first))
+
+        // A commit written while a leader syncs is not alone either: it waits for the next group.
+        let leader = try #require(try store.beginWrite().putting("leader"))
+        var duringSync: CommitTicket?
+        var aloneDuringSync: Bool?
+        file.duringSyncs {
+            guard duringSync == nil else { return }
+            duringSync = try! store.beginWrite().putting("during")
+            aloneDuringSync = try! store.awaitDurableIfAlone(duringSync!)
+        }
+        #expect(try store.awaitDurableIfAlone(leader))
+        file.duringSyncs(nil)
+        #expect(aloneDuringSync == false)
+        // Once that sync is over it is the only commit in flight: its caller syncs it.
+        syncsBefore = file.syncCount
+        #expect(try store.awaitDurableIfAlone(try #require(duringSync)))
+        #expect(file.syncCount == syncsBefore + 1)
+        try store.close()
+        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        #expect(try reopened.read { try $0.count(in: "c") } == 5)
+        #expect(try reopened.verify().isSound)
+    }
+
+    @Test func aDeferredCommitIsSettledWithoutASync() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .deferred))
+        let ticket = try #require(try store.beginWrite().putting("deferred"))
+        let syncsBefore = file.syncCount
+        #expect(try store.awaitDurableIfAlone(ticket))
+        #expect(file.syncCount == syncsBefore)
+        #expect(try store.read { try $0.value(forKey: bytes("deferred"), in: "c") } == bytes("deferred"))
+        try store.close()
+    }
+
     @Test func aRegisteredCommitsPagesWaitForItsGroupsLeaderWhileTheNextWriterReadsThem() throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))

@@ -8,7 +8,8 @@ import Dispatch
 /// actor, or tie up one of the few cooperative threads every task shares. Here they run on a
 /// serial queue of the store's own, and the caller's task suspends until the call is done.
 /// One queue per store is enough: this process's writers of a store already take turns; only the
-/// wait for a durable commit's sync runs beside it (see ``wait(_:)``).
+/// wait for a durable commit's sync runs beside it (see ``wait(_:)``). A lone commit's own sync,
+/// which waits for no other thread, skips both (see `ChronoStore.commit(_:)`).
 final class BlockingLane: Sendable {
     private let queue: DispatchQueue
     /// Waits that must not hold up the lane: a durable commit's wait for the sync covering it.

@@ -201,6 +201,25 @@ final class GroupCommit: @unchecked Sendable {
         if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
     }
 
+    /// Settles `ticket` at once if nothing else is in flight: returns true when it was settled
+    /// already (a deferred-mode ticket, or one a group covered), or when it is the only commit not
+    /// yet settled and no leader is syncing, in which case this call leads its group (just this
+    /// commit, and any registered meanwhile) and returns once it is durable. Returns false, doing
+    /// nothing, when the commit would have to wait for another leader or share its group with
+    /// commits other writers are waiting on: the caller then waits with ``waitForSync(_:joiningWithin:gate:unlockFile:sync:)``
+    /// where waiting costs no one.
+    /// - Throws: what the sync of the ticket's group threw.
+    func settleIfAlone(_ ticket: CommitTicket, gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) throws -> Bool {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if ticket.number > settled {
+            guard !leading, !naming, issued == ticket.number, settled == ticket.number - 1 else { return false }
+            lead(gate: gate, unlockFile: unlockFile, sync: sync)
+        }
+        if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
+        return true
+    }
+
     /// With `mutex` held and no leader: takes every registered commit as one group and syncs it.
     private func lead(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
         leading = true

@@ -51,6 +51,18 @@ extension Store {
         try groupCommit.waitForSync(ticket, gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
     }
 
+    /// Makes the commit of `ticket` durable on the calling thread if no other commit of this
+    /// process is in flight: returns true once it is durable and published (at once for a ticket
+    /// already settled, such as a deferred-mode one), having led its group's sync when it is the
+    /// only commit not yet settled and no leader is syncing. Returns false, having done nothing,
+    /// when other commits are in flight; the caller then waits with ``awaitDurable(_:)``, from a
+    /// thread where waiting for another writer's sync costs no one. A lone commit therefore
+    /// costs one sync and no thread hop (the typed API's transactions use this).
+    /// - Throws: as ``awaitDurable(_:)``.
+    package func awaitDurableIfAlone(_ ticket: CommitTicket) throws -> Bool {
+        try groupCommit.settleIfAlone(ticket, gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
+    }
+
     /// With the gate held, handed over by the commit that made a packing batch due: builds the
     /// packing commit on a background thread while that commit waits for its sync.
     ///

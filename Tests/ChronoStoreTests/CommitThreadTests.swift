@@ -1,0 +1,97 @@
+// Where a typed durable commit's sync runs: on the committing task's thread when it is alone, beside the lane otherwise.
+@testable import ChronoStore
+import ChronoStoreEngine
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The threads the syncs of a store's in-memory file ran on, and the threads the transactions'
+/// bodies ran on. `@unchecked Sendable`: guarded by `lock`.
+private final class ThreadLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var syncs: [pthread_t] = []
+    private var bodies: [pthread_t] = []
+
+    func recordSync() { lock.withLock { syncs.append(pthread_self()) } }
+    func recordBody() { lock.withLock { bodies.append(pthread_self()) } }
+    var syncThreads: [pthread_t] { lock.withLock { syncs } }
+    var bodyThreads: [pthread_t] { lock.withLock { bodies } }
+}
+
+@Suite struct CommitThreadTests {
+    /// A store over an in-memory file whose syncs are logged, each taking `syncMicroseconds`.
+    private func makeStore(_ log: ThreadLog, syncMicroseconds: UInt32 = 0) throws -> (ChronoStore, FaultInjectingFile) {
+        let file = FaultInjectingFile(name: "threads")
+        let engine = try Store.create(in: file, options: ChronoStoreOptions(durability: .durable).engineValue)
+        file.duringSyncs {
+            log.recordSync()
+            if syncMicroseconds > 0 { usleep(syncMicroseconds) }
+        }
+        return (ChronoStore(engine: engine, url: nil), file)
+    }
+
+    @Test func aLoneDurableTransactionSyncsOnItsOwnThreadAndIsDurableWhenItReturns() async throws {
+        let log = ThreadLog()
+        let (store, file) = try makeStore(log)
+        let counters = store.datastore(CounterFormat.self)
+        for index in 0..<5 {
+            let syncsBefore = file.syncCount
+            try await store.transaction {
+                log.recordBody()
+                try await counters.persist(Counter(id: "c\(index)", value: index))
+            }
+            #expect(file.syncCount == syncsBefore + 1)
+            #expect(file.pendingOperationCount == 0, "durable when the transaction returns")
+        }
+        // No hop: each sync ran on the thread that ran its transaction's body (a nonisolated
+        // task does not move between the body and the commit, which has no suspension point).
+        let syncs = log.syncThreads
+        let bodies = log.bodyThreads
+        #expect(syncs.count == 5 && bodies.count == 5)
+        for (sync, body) in zip(syncs, bodies) { #expect(pthread_equal(sync, body) != 0) }
+        file.duringSyncs(nil)
+        try await store.close()
+    }
+
+    @MainActor @Test func aDurableTransactionOnTheMainActorNeverSyncsOnTheMainThread() async throws {
+        let log = ThreadLog()
+        let (store, _) = try makeStore(log)
+        let counters = store.datastore(CounterFormat.self)
+        let main = pthread_self()
+        for index in 0..<3 {
+            try await store.transaction { try await counters.persist(Counter(id: "m\(index)", value: index)) }
+        }
+        #expect(log.syncThreads.count == 3)
+        for sync in log.syncThreads { #expect(pthread_equal(sync, main) == 0) }
+        try await store.close()
+    }
+
+    @Test func concurrentDurableTransactionsStillShareSyncs() async throws {
+        let log = ThreadLog()
+        // Syncs as slow as a disk's, so that commits are built while one runs.
+        let (store, file) = try makeStore(log, syncMicroseconds: 1_000)
+        let counters = store.datastore(CounterFormat.self)
+        let syncsBefore = file.syncCount
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<25 {
+                        try await store.transaction { try await counters.persist(Counter(id: "t\(task)-\(index)", value: index)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await counters.count() == 200)
+        let syncs = file.syncCount - syncsBefore
+        print("200 concurrent durable transactions took \(syncs) syncs")
+        #expect(syncs < 200, "commits waiting beside the lane share a leader's sync")
+        file.duringSyncs(nil)
+        try await store.close()
+    }
+}
