@@ -28,6 +28,35 @@ func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: In
     }
 }
 
+/// As ``profileTypedEvents(path:recordCount:count:cacheMiB:)``, but `tasks` tasks each run `count`
+/// durable one-event transactions at once (group commit through the typed API); reports
+/// microseconds per transaction over all of them.
+func profileTypedGroup(path: String, recordCount: Int, count: Int, tasks: Int, cacheMiB: Int) throws {
+    try? FileManager.default.removeItem(atPath: path)
+    try waitFor {
+        let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
+        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
+        let events = store.datastore(TypedEventFormat.self)
+        try await store.transaction {
+            for id in 0..<recordCount { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
+        }
+        let start = seconds()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    for index in 0..<count {
+                        let id = recordCount + task * count + index
+                        try await store.transaction { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        report("typed-group", start, count * tasks)
+        try await store.close()
+    }
+}
+
 /// Creates the store at `path` with `recordCount` events in one transaction, then times `count`
 /// point loads of events by identifier (in a fixed pseudo-random order) in one read transaction:
 /// the app read path, which decodes every record it returns.

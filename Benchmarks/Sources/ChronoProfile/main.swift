@@ -15,6 +15,7 @@
 //   typed   STORE RECORDS COUNT        through the typed API: create STORE, persist RECORDS dated
 //                                      events in one transaction, then COUNT durable transactions
 //                                      of one new event each (chrono-bench's typed app row)
+//   typed-group STORE RECORDS COUNT    as typed, but 8 tasks each run COUNT transactions at once
 //   typed-reads STORE RECORDS COUNT    create STORE with RECORDS events, then COUNT loads of events by
 //                                      identifier in one read transaction (the typed read path)
 // Keys are 24 bytes from a fixed SplitMix64 sequence (the same RECORDS give the same keys in every
@@ -69,7 +70,7 @@ func report(_ mode: String, _ start: Double, _ operations: Int) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let recordCount = Int(arguments[3]) else {
-    let usage = "usage: chrono-profile load|reads|scans|batch|single|durable|group|deletes|history|typed|typed-reads|open STORE RECORDS [COUNT] [CACHE_MIB]\n"
+    let usage = "usage: chrono-profile load|reads|scans|batch|single|durable|group|deletes|history|typed|typed-group|typed-reads|open STORE RECORDS [COUNT] [CACHE_MIB]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -198,6 +199,8 @@ case "history":
     try store.close()
 case "typed":
     try profileTypedEvents(path: path, recordCount: recordCount, count: count, cacheMiB: cacheMiB)
+case "typed-group":
+    try profileTypedGroup(path: path, recordCount: recordCount, count: count, tasks: 8, cacheMiB: cacheMiB)
 case "typed-reads":
     try profileTypedReads(path: path, recordCount: recordCount, count: count, cacheMiB: cacheMiB)
 case "deletes":

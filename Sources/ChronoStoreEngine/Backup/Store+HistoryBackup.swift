@@ -41,7 +41,8 @@ extension Store {
             let destination = try Store.create(at: temporary, options: destinationOptions)
             var copiedPages = 0
             let copies = try withoutActuallyEscaping(progress) { progress in
-                try Self.copyRoots(entries, from: reader.treeReader, into: destination) { done in
+                // Old roots' pages may be packed, their slots reused meanwhile: pack first.
+                try Self.copyRoots(entries, from: reader.historicReader, into: destination) { done in
                     if Task.isCancelled { throw CancellationError() }
                     copiedPages = done
                     if done % 256 == 0 {

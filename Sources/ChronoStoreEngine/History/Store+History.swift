@@ -57,7 +57,8 @@ extension Store {
         try pin(id)
         do {
             guard let entry = try trees.entry(id, reader: current.treeReader) else { throw StoreError.rootNotRetained(id) }
-            let record = try LoadedRoot(entry.rootPage, reader: current.treeReader).record
+            // An old root page may be packed, its slot reused: pack first.
+            let record = try LoadedRoot(entry.rootPage, reader: current.historicReader).record
             var snapshot = current.snapshot
             snapshot.head = record
             return ReadTransaction(store: self, snapshot: snapshot)

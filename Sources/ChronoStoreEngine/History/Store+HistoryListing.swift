@@ -32,7 +32,7 @@ extension Store {
         // Roots some retained root was committed on, built once when the quick test cannot tell.
         var historyParents: Set<TransactionID>?
         return try entries.map { entry in
-            let root = try LoadedRoot(entry.rootPage, reader: reader.treeReader).record
+            let root = try LoadedRoot(entry.rootPage, reader: reader.historicReader).record
             let redo = try trees.entry(entry.redoTarget, reader: reader.treeReader)
             var isBranchTip = false
             if allBranches, entry.root != head, try !Self.hasHistoryChild(entry, redo: redo, trees: trees, reader: reader.treeReader) {

@@ -33,11 +33,18 @@ final class PackReader {
         self.indexReader = SnapshotReader(pageFile: pageFile, pageCount: pageCount)
     }
 
-    /// For a reader that prefers packs (an old root's): the page rebuilt from its pack entry, or
-    /// nil when it is not packed or its slot is in the page cache (then the caller reads the slot).
+    /// For a reader that prefers packs (an old root's): the version from the page cache (a copy
+    /// read and verified before), else rebuilt from its pack entry; nil when it is not packed (the
+    /// caller then reads its slot, which holds it for as long as the reader's root is pinned).
+    ///
+    /// A packed version's slot is free and may be reused by a commit at any time, so it is never
+    /// read from the slot here: a view of it through the memory map could change under the reader
+    /// after its check (regression: `PackedSlotReuseTests`). The page cache's copy is the reader's
+    /// own, so it is safe whatever happens to the slot.
     func readPackedFirst(_ reference: PageReference, kind: PageKind?) throws -> PageBuffer? {
         if let page = pageFile.rebuiltCache.page(reference) { return try checked(page, reference: reference, kind: kind) }
-        guard pageFile.cache.page(reference) == nil, let page = try rebuild(reference, depth: 0) else { return nil }
+        if let page = pageFile.cache.page(reference) { return try checked(page, reference: reference, kind: kind) }
+        guard let page = try rebuild(reference, depth: 0) else { return nil }
         return try checked(page, reference: reference, kind: kind)
     }
 

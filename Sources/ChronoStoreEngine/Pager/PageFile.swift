@@ -57,9 +57,15 @@ package final class PageFile: @unchecked Sendable {
     func read(
         _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
     ) throws -> PageBuffer {
-        // Built and sealed by this process: only the kind needs checking. Another birth at that
-        // number is read from the file as before (a stale stage must never hide a page).
-        if let page = staged.page(reference.page), page.birth == reference.birth {
+        // Built and sealed by this process: only the kind needs checking.
+        if let page = staged.page(reference.page) {
+            // Another birth at that number: the slot was free in the newest state and a commit of
+            // this process reuses it, so its group's leader may be writing it right now. Whatever
+            // version was there (a packed one: the caller rebuilds it from its pack) must not be
+            // read from the slot: a view of it would change under the reader.
+            guard page.birth == reference.birth else {
+                throw StoreError.pageBirthMismatch(page: reference.page, expected: reference.birth, found: page.birth)
+            }
             if let kind, page.kindByte != kind.rawValue {
                 throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
             }

@@ -15,10 +15,13 @@ package final class ReadTransaction: CollectionReadingBase {
     init(store: Store, snapshot: StoreSnapshot) {
         self.store = store
         self.snapshot = snapshot
-        // An older root's pages are likely packed: look in the pack index before the slot.
+        // An older root's pages are likely packed: look in the pack index before the slot. So
+        // are the head's after an undo past the packing cursor. A packed version's slot is free
+        // and a commit may rewrite it at any time, so it must not be read from the slot.
         self.treeReader = SnapshotReader(
             pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packs: snapshot.state.packs,
-            prefersPacks: snapshot.head.transaction != snapshot.state.head.birth)
+            prefersPacks: snapshot.head.transaction != snapshot.state.head.birth
+                || snapshot.head.transaction < snapshot.state.packs.cursor)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }
 
@@ -28,6 +31,15 @@ package final class ReadTransaction: CollectionReadingBase {
     package var root: RootRecord { snapshot.head }
 
     var collectionReader: SnapshotReader { treeReader }
+
+    /// A reader for pages of other retained roots than the one read (history listings, backups
+    /// with history): it looks in the pack index before a page's slot. A packed version's slot is
+    /// free and a commit may be rewriting it, so reading it there could see bytes change under
+    /// the read (regression: `PackedSlotReuseTests`).
+    private(set) lazy var historicReader: SnapshotReader =
+        treeReader.packs?.prefersPacks ?? true
+        ? treeReader
+        : SnapshotReader(pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packs: snapshot.state.packs, prefersPacks: true)
 
     func collectionEntry(_ name: [UInt8]) throws -> CollectionEntry? { try catalogEntry(name) }
 
