@@ -47,8 +47,8 @@ private final class ThreadLog: @unchecked Sendable {
         for index in 0..<5 {
             let syncsBefore = file.syncCount
             try await store.transaction {
-                log.recordBody()
                 try await counters.persist(Counter(id: "c\(index)", value: index))
+                log.recordBody()
             }
             #expect(file.syncCount == syncsBefore + 1)
             #expect(file.pendingOperationCount == 0, "durable when the transaction returns")
