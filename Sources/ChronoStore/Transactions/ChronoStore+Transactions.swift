@@ -146,6 +146,12 @@ extension ChronoStore {
         return handoff.value
     }
 
+    /// Whether the calling thread is the main thread. `commit(_:)` is a nonisolated async function
+    /// and runs on the cooperative pool today; this keeps a sync off the main thread should it
+    /// ever run on the caller's actor. A synchronous function: `Thread.isMainThread` is
+    /// unavailable from asynchronous contexts on Apple platforms.
+    private static func isOnMainThread() -> Bool { Thread.isMainThread }
+
     /// Commits `writer` and releases the writer gate (whatever happens); returns whether a new
     /// root was committed, once it is durable.
     ///
@@ -174,7 +180,7 @@ extension ChronoStore {
         // hops of a wait beside the lane: about 58 µs of a 373 µs typed commit on Linux
         // (Docs/Performance.md, "A lone commit's sync on the calling thread"). Never on the main
         // thread, and never to wait for another writer's sync: that wait goes beside the lane.
-        if !Thread.isMainThread, try engineCall({ try engine.awaitDurableIfAlone(ticket) }) { return true }
+        if !Self.isOnMainThread(), try engineCall({ try engine.awaitDurableIfAlone(ticket) }) { return true }
         try await lane.wait { [engine] in try engine.awaitDurable(ticket) }
         return true
     }

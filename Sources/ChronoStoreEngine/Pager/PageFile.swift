@@ -59,17 +59,21 @@ package final class PageFile: @unchecked Sendable {
     ) throws -> PageBuffer {
         // Built and sealed by this process: only the kind needs checking.
         if let page = staged.page(reference.page) {
-            // Another birth at that number: the slot was free in the newest state and a commit of
-            // this process reuses it, so its group's leader may be writing it right now. Whatever
-            // version was there (a packed one: the caller rebuilds it from its pack) must not be
-            // read from the slot: a view of it would change under the reader.
-            guard page.birth == reference.birth else {
+            if page.birth == reference.birth {
+                if let kind, page.kindByte != kind.rawValue {
+                    throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
+                }
+                return page
+            }
+            // A newer birth at that number: the slot was free in the newest state and a commit of
+            // this process reuses it, so its group's leader may be writing it right now. The older
+            // version asked for (a packed one: the caller rebuilds it from its pack) must not be
+            // read from the slot: a view of it would change under the reader. An older staged birth
+            // is a stale stage (a failed commit's, until the next writer clears it), which must
+            // never hide a page: the slot is read as before.
+            if page.birth > reference.birth {
                 throw StoreError.pageBirthMismatch(page: reference.page, expected: reference.birth, found: page.birth)
             }
-            if let kind, page.kindByte != kind.rawValue {
-                throw StoreError.pageKindMismatch(page: reference.page, expected: kind, found: page.kindByte)
-            }
-            return page
         }
         if cached, mappableFile != nil,
             let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window)

@@ -215,6 +215,8 @@ final class GroupCommit: @unchecked Sendable {
         if ticket.number > settled {
             guard !leading, !naming, issued == ticket.number, settled == ticket.number - 1 else { return false }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
+            // The group taken holds every registered commit, this one included.
+            guard ticket.number <= settled else { return false }
         }
         if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
         return true
