@@ -74,6 +74,9 @@ private final class ThreadLog: @unchecked Sendable {
         try await store.close()
     }
 
+    /// Today `commit` is a nonisolated async function and never runs on the main thread, so this
+    /// holds even without the main-thread check; it guards the promise should the commit ever
+    /// run on the caller's actor (for example under `NonisolatedNonsendingByDefault`).
     @MainActor @Test func aDurableTransactionOnTheMainActorNeverSyncsOnTheMainThread() async throws {
         let log = ThreadLog()
         let (store, _) = try makeStore(log)
