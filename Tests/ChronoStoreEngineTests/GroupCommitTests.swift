@@ -136,7 +136,7 @@ struct GroupCommitTests {
         #expect(try store.read { try $0.count(in: "c") } == 4)
         #expect(try store.snapshot.head.transaction == duringSync[2].head)
         try store.close()
-        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        let reopened = try reopenedAfterCrash(file)
         #expect(try reopened.read { try $0.count(in: "c") } == 4)
         #expect(try reopened.verify().isSound)
     }
@@ -184,7 +184,7 @@ struct GroupCommitTests {
         #expect(try store.awaitDurableIfAlone(try #require(duringSync)))
         #expect(file.syncCount == syncsBefore + 1)
         try store.close()
-        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        let reopened = try reopenedAfterCrash(file)
         #expect(try reopened.read { try $0.count(in: "c") } == 5)
         #expect(try reopened.verify().isSound)
     }
@@ -219,7 +219,7 @@ struct GroupCommitTests {
         #expect(file.pendingOperationCount == 0)
         #expect(try store.read { try $0.count(in: "c") } == 3)
         try store.close()
-        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        let reopened = try reopenedAfterCrash(file)
         #expect(try reopened.read { try $0.value(forKey: bytes("second"), in: "c") } == bytes("second"))
         #expect(try reopened.read { try $0.count(in: "c") } == 3)
         #expect(try reopened.verify().isSound)
@@ -307,7 +307,7 @@ struct GroupCommitTests {
         #expect(store.pageFile.staged.isEmpty)
         #expect(throws: StoreError.self) { try store.write { try $0.put(bytes("after"), bytes("x"), in: "c") } }
 
-        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        let reopened = try reopenedAfterCrash(file)
         #expect(text(try reopened.read { try $0.value(forKey: bytes("kept"), in: "c") }) == "1")
         #expect(try reopened.read { try $0.value(forKey: bytes("lost-first"), in: "c") } == nil)
         #expect(try reopened.verify().isSound)
@@ -372,7 +372,7 @@ struct GroupCommitTests {
         try store.write { try $0.put(bytes("first"), bytes("1"), in: "c") }
         #expect(second.wait(timeout: .now() + .seconds(30)) == .success, "the second commit was left waiting for a leader")
         file.duringSyncs(nil)
-        let reopened = try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
+        let reopened = try reopenedAfterCrash(file)
         #expect(try reopened.read { try $0.value(forKey: bytes("second"), in: "c") } == bytes("2"))
         try reopened.close()
         try store.close()
@@ -522,4 +522,9 @@ private final class AcknowledgedKeys: @unchecked Sendable {
 
     func add(_ key: String) { lock.withLock { list.append(key) } }
     var keys: [String] { lock.withLock { list } }
+}
+
+/// The store as a crash would leave `file`: only what its syncs made durable.
+private func reopenedAfterCrash(_ file: FaultInjectingFile) throws -> Store {
+    try Store.open(file: FaultInjectingFile(image: file.durableImage), options: StoreOptions())
 }

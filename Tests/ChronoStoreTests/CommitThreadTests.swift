@@ -74,22 +74,6 @@ private final class ThreadLog: @unchecked Sendable {
         try await store.close()
     }
 
-    /// Today `commit` is a nonisolated async function and never runs on the main thread, so this
-    /// holds even without the main-thread check; it guards the promise should the commit ever
-    /// run on the caller's actor (for example under `NonisolatedNonsendingByDefault`).
-    @MainActor @Test func aDurableTransactionOnTheMainActorNeverSyncsOnTheMainThread() async throws {
-        let log = ThreadLog()
-        let (store, _) = try makeStore(log)
-        let counters = store.datastore(CounterFormat.self)
-        let main = pthread_self()
-        for index in 0..<3 {
-            try await store.transaction { try await counters.persist(Counter(id: "m\(index)", value: index)) }
-        }
-        #expect(log.syncThreads.count == 3)
-        for sync in log.syncThreads { #expect(pthread_equal(sync, main) == 0) }
-        try await store.close()
-    }
-
     @Test func concurrentDurableTransactionsStillShareSyncs() async throws {
         let log = ThreadLog()
         let toCome = ThreadLog.Counter(200)

@@ -8,17 +8,24 @@ import TypedEvents
 /// matters to the index).
 private let eventsStart = Date(timeIntervalSince1970: 1_800_000_000)
 
+/// A new durable store at `path` (retention last 1 root, as chrono-bench) holding `recordCount`
+/// events persisted in one transaction, and its events datastore.
+private func durableEventStore(path: String, recordCount: Int, cacheMiB: Int) async throws -> (ChronoStore, Datastore<TypedEventFormat>) {
+    let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
+    let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
+    let events = store.datastore(TypedEventFormat.self)
+    try await store.transaction {
+        for id in 0..<recordCount { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
+    }
+    return (store, events)
+}
+
 /// Creates the store at `path`, persists `recordCount` events in one transaction, then times
-/// `count` durable transactions of one new event each (retention last 1 root, as chrono-bench).
+/// `count` durable transactions of one new event each.
 func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: Int) throws {
     try? FileManager.default.removeItem(atPath: path)
     try waitFor {
-        let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
-        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
-        let events = store.datastore(TypedEventFormat.self)
-        try await store.transaction {
-            for id in 0..<recordCount { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
-        }
+        let (store, events) = try await durableEventStore(path: path, recordCount: recordCount, cacheMiB: cacheMiB)
         let start = seconds()
         for id in recordCount..<(recordCount + count) {
             try await store.transaction { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
@@ -34,12 +41,7 @@ func profileTypedEvents(path: String, recordCount: Int, count: Int, cacheMiB: In
 func profileTypedGroup(path: String, recordCount: Int, count: Int, tasks: Int, cacheMiB: Int) throws {
     try? FileManager.default.removeItem(atPath: path)
     try waitFor {
-        let options = ChronoStoreOptions(durability: .durable, retention: .lastRoots(1), cacheByteCount: cacheMiB << 20)
-        let store = try await ChronoStore.open(at: URL(fileURLWithPath: path), options: options)
-        let events = store.datastore(TypedEventFormat.self)
-        try await store.transaction {
-            for id in 0..<recordCount { _ = try await events.persist(TypedEvent(id: id, start: eventsStart)) }
-        }
+        let (store, events) = try await durableEventStore(path: path, recordCount: recordCount, cacheMiB: cacheMiB)
         let start = seconds()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<tasks {

@@ -31,9 +31,7 @@ extension Store {
         // are free, and a commit may be rewriting one while the walk runs. So every page is looked
         // for in the pack index before its slot, as an as-of reader does (regression:
         // `PackedSlotReuseTests`, a crash reading a branch page that changed under the walk).
-        let walkReader = SnapshotReader(
-            pageFile: pageFile, pageCount: reader.snapshot.state.pageCount, packs: reader.snapshot.state.packs, prefersPacks: true)
-        var walk = IntegrityWalk(reader: walkReader, total: Int(reader.snapshot.state.pageCount), progress: progress)
+        var walk = IntegrityWalk(reader: reader.historicReader, total: Int(reader.snapshot.state.pageCount), progress: progress)
         walk.run(reader.snapshot)
         return walk.report
     }

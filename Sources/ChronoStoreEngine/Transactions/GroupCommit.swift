@@ -198,6 +198,11 @@ final class GroupCommit: @unchecked Sendable {
             }
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
         }
+        try throwFailure(of: ticket)
+    }
+
+    /// With `mutex` held and `ticket` settled: throws what failed its group, if it failed.
+    private func throwFailure(of ticket: CommitTicket) throws {
         if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
     }
 
@@ -214,11 +219,11 @@ final class GroupCommit: @unchecked Sendable {
         defer { mutex.unlock() }
         if ticket.number > settled {
             guard !leading, !naming, issued == ticket.number, settled == ticket.number - 1 else { return false }
+            // The group it takes holds every registered commit, this one included, and settles
+            // them all whether the sync succeeds or fails.
             lead(gate: gate, unlockFile: unlockFile, sync: sync)
-            // The group taken holds every registered commit, this one included.
-            guard ticket.number <= settled else { return false }
         }
-        if let failed = failures.last(where: { $0.range.contains(ticket.number) }) { throw failed.error }
+        try throwFailure(of: ticket)
         return true
     }
 
