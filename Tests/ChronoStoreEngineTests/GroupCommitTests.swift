@@ -378,10 +378,63 @@ struct GroupCommitTests {
         try store.close()
     }
 
+    @Test func commitsWaitingWithoutAThreadShareTheRelaysSyncAndAreToldOnlyOnceItIsDone() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        try store.write { try $0.put(bytes("base"), bytes("base"), in: "c") }
+        let tickets = try ["a", "b", "c"].map { try #require(try store.beginWrite().putting($0)) }
+        let syncsBefore = file.syncCount
+        let outcomes = NotifiedOutcomes()
+        for ticket in tickets {
+            store.notifyWhenDurable(ticket) { outcome in
+                // Told from the relay once the group is synced: nothing it wrote is still pending.
+                outcomes.add(ticket.number, outcome, pendingWrites: file.pendingOperationCount)
+            }
+        }
+        #expect(outcomes.wait(for: 3), "a waiter was never told")
+        #expect(file.syncCount == syncsBefore + 1, "the three share one sync")
+        for told in outcomes.all {
+            #expect(throws: Never.self) { try told.outcome.get() }
+            #expect(told.pendingWrites == 0, "ticket \(told.number) was told before its sync")
+        }
+        // Settled already: told at once, on the calling thread.
+        let atOnce = NotifiedOutcomes()
+        store.notifyWhenDurable(tickets[0]) { atOnce.add(tickets[0].number, $0, pendingWrites: 0) }
+        #expect(atOnce.all.count == 1)
+        #expect(try store.read { try $0.count(in: "c") } == 4)
+        try store.close()
+        let reopened = try reopenedAfterCrash(file)
+        #expect(try reopened.read { try $0.count(in: "c") } == 4)
+        #expect(try reopened.verify().isSound)
+    }
+
+    @Test func aFailedSyncIsReportedToEveryCommitWaitingWithoutAThread() throws {
+        let file = FaultInjectingFile()
+        let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
+        try store.write { try $0.put(bytes("kept"), bytes("1"), in: "c") }
+        let tickets = try ["lost-a", "lost-b"].map { try #require(try store.beginWrite().putting($0)) }
+        file.failSyncs(1, losingWrites: true)
+        let outcomes = NotifiedOutcomes()
+        for ticket in tickets {
+            store.notifyWhenDurable(ticket) { outcomes.add(ticket.number, $0, pendingWrites: 0) }
+        }
+        #expect(outcomes.wait(for: 2), "a waiter was never told")
+        for told in outcomes.all {
+            #expect(throws: StoreError.self, "ticket \(told.number) was told it is durable") { try told.outcome.get() }
+        }
+        let reopened = try reopenedAfterCrash(file)
+        #expect(text(try reopened.read { try $0.value(forKey: bytes("kept"), in: "c") }) == "1")
+        #expect(try reopened.read { try $0.value(forKey: bytes("lost-a"), in: "c") } == nil)
+        #expect(try reopened.verify().isSound)
+    }
+
     /// Each settled group wakes only its own members and one leader for the next group: a member
     /// must not return before the sync covering it, and no member may be left asleep. Durable
     /// images taken while eight threads commit hold every commit acknowledged before each image.
-    @Test func commitsAcknowledgedWhileManyGroupsSettleAreInTheDurableImageAndNoCommitterIsLeftWaiting() throws {
+    /// Committers wait blocking a thread, without one (the relay leads their groups), or half of
+    /// each: then blocked waiters and the relay take turns leading.
+    @Test(arguments: [WaitKind.blocking, .notified, .mixed])
+    func commitsAcknowledgedWhileManyGroupsSettleAreInTheDurableImageAndNoCommitterIsLeftWaiting(waiting: WaitKind) throws {
         let file = FaultInjectingFile()
         let store = try Store.create(in: file, options: StoreOptions(durability: .durable))
         // Short syncs: many groups of a few commits each, so many hand-overs between groups.
@@ -394,7 +447,15 @@ struct GroupCommitTests {
             Thread {
                 for index in 0..<perThread {
                     let key = "t\(thread)-\(index)"
-                    try! store.write { try $0.put(bytes(key), bytes(key), in: "c") }
+                    if waiting == .blocking || (waiting == .mixed && thread % 2 == 0) {
+                        try! store.write { try $0.put(bytes(key), bytes(key), in: "c") }
+                    } else {
+                        let ticket = try! store.beginWrite().putting(key)!
+                        let told = NotifiedOutcomes()
+                        store.notifyWhenDurable(ticket) { told.add(ticket.number, $0, pendingWrites: 0) }
+                        guard told.wait(for: 1, seconds: 120) else { return }
+                        try! told.all[0].outcome.get()
+                    }
                     acknowledged.add(key)
                 }
                 done.leave()
@@ -522,6 +583,52 @@ private final class AcknowledgedKeys: @unchecked Sendable {
 
     func add(_ key: String) { lock.withLock { list.append(key) } }
     var keys: [String] { lock.withLock { list } }
+}
+
+/// How the committers of a test wait for their syncs.
+enum WaitKind: Sendable, CustomStringConvertible {
+    /// ``Store/awaitDurable(_:)``: a blocked thread, which leads groups itself.
+    case blocking
+    /// ``Store/notifyWhenDurable(_:_:)``: told by the relay, which leads their groups.
+    case notified
+    /// Half of the committers each way.
+    case mixed
+
+    var description: String {
+        switch self {
+        case .blocking: "blocking"
+        case .notified: "notified"
+        case .mixed: "mixed"
+        }
+    }
+}
+
+/// What ``Store/notifyWhenDurable(_:_:)`` told its waiters, and a way to wait for it.
+/// `@unchecked Sendable`: `told` is guarded by `lock`.
+private final class NotifiedOutcomes: @unchecked Sendable {
+    struct Told {
+        let number: UInt64
+        let outcome: Result<Void, any Error>
+        /// The file's writes not yet synced when the waiter was told.
+        let pendingWrites: Int
+    }
+
+    private let lock = Lock()
+    private var told: [Told] = []
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func add(_ number: UInt64, _ outcome: Result<Void, any Error>, pendingWrites: Int) {
+        lock.withLock { told.append(Told(number: number, outcome: outcome, pendingWrites: pendingWrites)) }
+        arrived.signal()
+    }
+
+    /// Whether `count` waiters were told within `seconds`.
+    func wait(for count: Int, seconds: Int = 30) -> Bool {
+        for _ in 0..<count where arrived.wait(timeout: .now() + .seconds(seconds)) == .timedOut { return false }
+        return true
+    }
+
+    var all: [Told] { lock.withLock { told } }
 }
 
 /// The store as a crash would leave `file`: only what its syncs made durable.

@@ -158,8 +158,8 @@ extension ChronoStore {
     /// A durable commit is written here (its pages go to the file's cache; nothing waits for
     /// the disk), after which the gate is released, so the next transaction is built and written
     /// meanwhile. When no other commit of this process is in flight, its sync then runs here too
-    /// (off the main thread); otherwise the wait for the sync covering it runs beside the lane,
-    /// and several durable commits share one sync (group commit). A commit that syncs as it is
+    /// (off the main thread); otherwise the task suspends until the engine's relay thread has
+    /// synced the group holding it, and several durable commits share one sync (group commit). A commit that syncs as it is
     /// written (deferred mode's checkpoints, secure delete) is written on the lane.
     private func commit(_ writer: WriteTransaction) async throws -> Bool {
         let handoff = LaneHandoff(value: writer)
@@ -177,11 +177,18 @@ extension ChronoStore {
         writers.release()
         guard let ticket else { return false }
         // A lone commit syncs right here (one `fdatasync`, bounded I/O), saving the two thread
-        // hops of a wait beside the lane: about 58 µs of a 373 µs typed commit on Linux
+        // hops of a wait on another thread: about 58 µs of a 373 µs typed commit on Linux
         // (Docs/Performance.md, "A lone commit's sync on the calling thread"). Never on the main
-        // thread, and never to wait for another writer's sync: that wait goes beside the lane.
+        // thread, and never to wait for another writer's sync.
         if !Self.isOnMainThread(), try engineCall({ try engine.awaitDurableIfAlone(ticket) }) { return true }
-        try await lane.wait { [engine] in try engine.awaitDurable(ticket) }
+        // Otherwise the task suspends until the sync covering it, blocking no thread: the store's
+        // relay thread leads the groups of such waiters (a thread a waiter, each woken by every
+        // synced group, made concurrent typed transactions CPU-bound; Docs/Performance.md).
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            engine.notifyWhenDurable(ticket) { outcome in
+                continuation.resume(with: outcome.mapError { ChronoStoreError.wrap($0) })
+            }
+        }
         return true
     }
 }

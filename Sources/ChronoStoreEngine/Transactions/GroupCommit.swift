@@ -64,6 +64,11 @@ final class GroupCommit: @unchecked Sendable {
     private var naming = false
     /// This process holds the data file's writer lock on behalf of registered commits.
     private var holdsFileWriter = false
+    /// Waiters that block no thread (the typed API's tasks), told the outcome once their ticket
+    /// settles (see ``notifyWhenSettled(_:notify:)``).
+    private var notifications: [(number: UInt64, notify: @Sendable (Result<Void, any Error>) -> Void)] = []
+    /// A relay is leading groups on behalf of those waiters (see ``relay(gate:unlockFile:sync:)``).
+    private var relaying = false
 
     private var pendingCount: UInt64 { issued - settled }
 
@@ -227,6 +232,61 @@ final class GroupCommit: @unchecked Sendable {
         return true
     }
 
+    /// Tells `notify` the outcome of `ticket` once it settles, without blocking the calling
+    /// thread: at once, on this thread, when it has settled already; otherwise from the thread
+    /// that settles it, with the group lock held (so `notify` must only hand the outcome on, as
+    /// resuming a continuation does). Returns true when the caller must start a relay
+    /// (``relay(gate:unlockFile:sync:)`` on a thread of its own): none is running, and a waiter that
+    /// blocks no thread leads no group.
+    func notifyWhenSettled(_ ticket: CommitTicket, notify: @escaping @Sendable (Result<Void, any Error>) -> Void) -> Bool {
+        mutex.lock()
+        guard ticket.number > settled else {
+            let outcome = Result { try throwFailure(of: ticket) }
+            mutex.unlock()
+            notify(outcome)
+            return false
+        }
+        defer { mutex.unlock() }
+        notifications.append((ticket.number, notify))
+        guard !relaying else { return false }
+        relaying = true
+        return true
+    }
+
+    /// Leads groups, one after another, for as long as a waiter that blocks no thread has a
+    /// ticket not yet settled; waits while another leader syncs. The thread it runs on is the
+    /// only one such waiters cost: each commit's wait is a callback, not a blocked thread (a
+    /// thread a waiter, each woken by every settled group, made eight typed tasks at once
+    /// CPU-bound; Docs/Performance.md).
+    ///
+    /// Leading the next group as soon as one is synced keeps one sync in flight while the
+    /// waiters' tasks build their next commits, which join the group after it.
+    func relay(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
+        mutex.lock()
+        defer { mutex.unlock() }
+        while true {
+            guard !notifications.isEmpty, pendingCount > 0 else {
+                relaying = false
+                return
+            }
+            if leading {
+                mutex.wait(Self.groupCondition(group(of: issued)))
+                continue
+            }
+            lead(gate: gate, unlockFile: unlockFile, sync: sync)
+        }
+    }
+
+    /// With `mutex` held: tells the waiters whose tickets have settled their outcome.
+    private func deliverNotifications() {
+        guard notifications.contains(where: { $0.number <= settled }) else { return }
+        let due = notifications.filter { $0.number <= settled }
+        notifications.removeAll { $0.number <= settled }
+        for waiter in due {
+            waiter.notify(Result { try throwFailure(of: CommitTicket(number: waiter.number, head: .none)) })
+        }
+    }
+
     /// With `mutex` held and no leader: takes every registered commit as one group and syncs it.
     private func lead(gate: WriterGate, unlockFile: () -> Void, sync: (Group) throws -> Void) {
         leading = true
@@ -264,6 +324,7 @@ final class GroupCommit: @unchecked Sendable {
             epoch += 1
             wakeEveryGroup()
         }
+        deliverNotifications()
         if pendingCount == 0 && holdsFileWriter && gate.tryAcquire() {
             unlockFile()
             holdsFileWriter = false

@@ -63,6 +63,21 @@ extension Store {
         try groupCommit.settleIfAlone(ticket, gate: writerGate, unlockFile: unlockFileWriter, sync: syncGroup)
     }
 
+    /// Calls `notify` with the outcome once the commit of `ticket` is durable and published (or
+    /// its group failed: the error ``awaitDurable(_:)`` would throw), without blocking the calling
+    /// thread. `notify` runs on this thread when the ticket has settled already, otherwise on the
+    /// thread that synced its group, under the group lock: it must only hand the outcome on (resume
+    /// a continuation). The groups of such waiters are led by one relay thread of the store's own,
+    /// which syncs group after group while any of them waits; so many tasks committing at once
+    /// cost one thread, not one blocked thread each (the typed API's transactions use this when a
+    /// commit is not alone).
+    package func notifyWhenDurable(_ ticket: CommitTicket, _ notify: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        guard groupCommit.notifyWhenSettled(ticket, notify: notify) else { return }
+        relayQueue.async {
+            self.groupCommit.relay(gate: self.writerGate, unlockFile: self.unlockFileWriter, sync: self.syncGroup)
+        }
+    }
+
     /// With the gate held, handed over by the commit that made a packing batch due: builds the
     /// packing commit on a background thread while that commit waits for its sync.
     ///

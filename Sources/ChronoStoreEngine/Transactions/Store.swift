@@ -29,6 +29,9 @@ package final class Store: @unchecked Sendable {
     let packingQueue = DispatchQueue(label: "ChronoStore.packing", qos: .userInitiated)
     /// Durable commits written and waiting for the sync they will share (see `GroupCommit`).
     let groupCommit = GroupCommit()
+    /// Where groups are led for commits whose writers wait without a thread (see
+    /// ``notifyWhenDurable(_:_:)``).
+    let relayQueue = DispatchQueue(label: "ChronoStore.sync relay", qos: .userInitiated)
     /// What pruning remembers between commits (only the writer uses it).
     let pruningMemory = PruningMemory()
 
