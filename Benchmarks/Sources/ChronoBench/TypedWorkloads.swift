@@ -14,7 +14,9 @@ import TypedEvents
 ///
 /// 3. an app's write path (issue 14): `typedRecordCount / 10` durable transactions of one
 ///    ``TypedEvent`` each, whose date is indexed (ChronoStore `persist` with a `oneToMany` date
-///    index against GRDB `insert` into a table with `CREATE INDEX` on the date).
+///    index against GRDB `insert` into a table with `CREATE INDEX` on the date);
+/// 4. the same from 8 tasks at once, as many transactions in all (ChronoStore's tasks share syncs;
+///    GRDB's queue takes the threads' writes in turn, each its own sync).
 ///
 /// The GRDB table is `items(id INTEGER PRIMARY KEY, name TEXT, score REAL, tags TEXT)`; GRDB
 /// stores the tags array as JSON text. Both sides use a 64 MiB cache and sync as `.durable`/FULL;
@@ -138,5 +140,77 @@ struct TypedWorkloads {
         guard found == [probe], sqliteFound == [probe], count == events.count, sqliteCount == events.count else {
             throw BenchmarkError.workloadFailed("typed events: \(count) and \(sqliteCount) events stored, the one dated \(probe.date) found \(found.count) and \(sqliteFound.count) times")
         }
+        try appendDatedEventsFromTasks(runner, store: store, queue: queue, firstID: events.count, start: start)
+    }
+
+    /// The same app write path from `Self.committingTasks` tasks at once (threads for SQLite, whose
+    /// queue takes their writes in turn): ChronoStore's tasks share syncs (group commit).
+    private func appendDatedEventsFromTasks(
+        _ runner: ComparisonRunner, store: ChronoStore, queue: DatabaseQueue, firstID: Int, start: Date
+    ) throws {
+        let tasks = Self.committingTasks
+        let perTask = max(scale.typedRecordCount / 10 / tasks, 1)
+        let batches = (0..<tasks).map { task in
+            (0..<perTask).map { TypedEvent(id: firstID + task * perTask + $0, start: start) }
+        }
+        let datastore = store.datastore(TypedEventFormat.self)
+        try runner.compare(
+            "typed: \(tasks) tasks × \(perTask) durable transactions at once, 1 struct with a date index each",
+            group: Self.group, operationCount: tasks * perTask, sync: .durable,
+            chronoStore: { _ in
+                try blockingAwait {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for batch in batches {
+                            group.addTask {
+                                for event in batch { try await store.transaction { _ = try await datastore.persist(event) } }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                return nil
+            },
+            sqlite: { _ in
+                let failures = FirstFailure()
+                DispatchQueue.concurrentPerform(iterations: tasks) { task in
+                    do {
+                        for event in batches[task] {
+                            try queue.write { database in try event.insert(database, onConflict: .replace) }
+                        }
+                    } catch {
+                        failures.record(error)
+                    }
+                }
+                if let error = failures.first { throw error }
+                return nil
+            })
+        let expected = firstID + tasks * perTask
+        let (count, sqliteCount) = (
+            try blockingAwait { try await datastore.count(in: .all) }, try queue.read { try TypedEvent.fetchCount($0) }
+        )
+        guard count == expected, sqliteCount == expected else {
+            throw BenchmarkError.workloadFailed("typed events from tasks: \(count) and \(sqliteCount) events stored, \(expected) expected")
+        }
+    }
+
+    /// How many tasks commit at once in the concurrent app write path (as the core group row's threads).
+    static let committingTasks = 8
+}
+
+/// The first error any of several threads met. `@unchecked Sendable`: `error` is guarded by `lock`.
+private final class FirstFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: (any Error)?
+
+    func record(_ error: any Error) {
+        lock.lock()
+        if self.error == nil { self.error = error }
+        lock.unlock()
+    }
+
+    var first: (any Error)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return error
     }
 }
