@@ -32,9 +32,7 @@ struct HeadTimeline {
     }
 
     static func value(_ root: TransactionID) -> LeafValue {
-        var bytes = [UInt8](repeating: 0, count: 8)
-        bytes.withUnsafeMutableBytes { $0.storeLittleEndian(root.rawValue, at: 0) }
-        return .inline(bytes)
+        .inline([UInt8](byteCount: 8) { $0.storeLittleEndian(root.rawValue, at: 0) })
     }
 
     static func root(of value: LeafValue, page: PageID) throws -> TransactionID {

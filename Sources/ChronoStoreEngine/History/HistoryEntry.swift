@@ -43,8 +43,7 @@ package struct HistoryEntry: Equatable, Sendable {
     package var root: TransactionID { rootPage.birth }
 
     func encoded() -> LeafValue {
-        var bytes = [UInt8](repeating: 0, count: Self.byteCount)
-        bytes.withUnsafeMutableBytes { raw in
+        let bytes = [UInt8](byteCount: Self.byteCount) { raw in
             raw.storeReference(rootPage, at: 0)
             raw.storeLittleEndian(historyParent.rawValue, at: 16)
             raw.storeLittleEndian(lineageParent.rawValue, at: 24)
@@ -100,20 +99,15 @@ package struct HistoryEntry: Equatable, Sendable {
 enum IndexKey {
     /// A big-endian id, so byte order is numeric order.
     static func id(_ value: UInt64) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 8) { buffer, count in
-            UnsafeMutableRawBufferPointer(buffer).storeBytes(of: value.bigEndian, as: UInt64.self)
-            count = 8
-        }
+        [UInt8](byteCount: 8) { raw in raw.storeBytes(of: value.bigEndian, as: UInt64.self) }
     }
 
     /// Two big-endian ids. One allocation: `id(first) + id(second)` made three, about 1.8 k
-    /// instructions a key (each array's storage type is looked up by the runtime).
+    /// instructions a key (see `Array(byteCount:fill:)`).
     static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
+        [UInt8](byteCount: 16) { raw in
             raw.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt64.self)
             raw.storeBytes(of: second.bigEndian, toByteOffset: 8, as: UInt64.self)
-            count = 16
         }
     }
 

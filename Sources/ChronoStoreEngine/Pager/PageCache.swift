@@ -6,14 +6,16 @@
 /// generation move to the newer one, and when the newer one is full the older is dropped.
 /// A cached page is only returned when its birth matches the reference asking for it, so a
 /// page reused by a later commit (in this or another process) is never served stale.
-/// `@unchecked Sendable`: both generations are guarded by `lock`.
+/// `@unchecked Sendable`: both generations are guarded by `lock`. For the same reason their
+/// run-time exclusivity checks are off (`@exclusivity(unchecked)`): every access holds the lock,
+/// which already makes it exclusive (the checks were about 15 instructions an access).
 package final class PageCache: @unchecked Sendable {
     private let lock = Lock()
-    private var newer: [PageID: PageBuffer] = [:]
-    private var older: [PageID: PageBuffer] = [:]
+    @exclusivity(unchecked) private var newer: [PageID: PageBuffer] = [:]
+    @exclusivity(unchecked) private var older: [PageID: PageBuffer] = [:]
     private let generationCapacity: Int
-    private(set) package var hitCount = 0
-    private(set) package var missCount = 0
+    @exclusivity(unchecked) private(set) package var hitCount = 0
+    @exclusivity(unchecked) private(set) package var missCount = 0
 
     /// A cache holding at most `pageCapacity` pages (at least 16).
     package init(pageCapacity: Int) {

@@ -12,13 +12,11 @@ enum FreeTree {
     static let keyByteCount = 16
 
     static func key(release: TransactionID, sequence: UInt64) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: keyByteCount)
         // Big-endian, so byte order equals numeric order.
-        key.withUnsafeMutableBytes { raw in
+        [UInt8](byteCount: keyByteCount) { raw in
             raw.storeLittleEndian(release.rawValue.byteSwapped, at: 0)
             raw.storeLittleEndian(sequence.byteSwapped, at: 8)
         }
-        return key
     }
 
     static func release(of key: [UInt8]) -> TransactionID {
@@ -31,11 +29,9 @@ enum FreeTree {
     }
 
     static func encode(_ pages: ArraySlice<PageID>) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: pages.count * 8)
-        bytes.withUnsafeMutableBytes { raw in
+        [UInt8](byteCount: pages.count * 8) { raw in
             for (position, page) in pages.enumerated() { raw.storeLittleEndian(page.rawValue, at: position * 8) }
         }
-        return bytes
     }
 
     static func decode(_ value: LeafValue, page: PageID) throws -> [PageID] {

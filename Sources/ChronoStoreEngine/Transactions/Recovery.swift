@@ -20,16 +20,19 @@ enum Recovery {
 
     /// The valid header slots.
     static func readHeaderSlots(_ pageFile: PageFile) throws -> [(index: Int, slot: HeaderSlot)] {
-        var prefix = [UInt8](repeating: 0, count: headerPrefixByteCount)
-        let complete = try prefix.withUnsafeMutableBytes { raw in
-            do { return try pageFile.file.readFully(into: raw, at: 0) } catch let error as IOError { throw StoreError.io(error) }
-        }
-        guard complete else { return [] }
-        return prefix.withUnsafeBytes { raw in
-            HeaderSlot.offsets.enumerated().compactMap { index, offset in
-                HeaderSlot.decode(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + HeaderSlot.byteCount)]))
-                    .map { (index, $0) }
+        // Read into the stack (every write transaction reads the header): an array took the
+        // runtime's type lookup (see `Array(byteCount:fill:)`).
+        try withUnsafeTemporaryAllocation(byteCount: headerPrefixByteCount, alignment: 8) { raw in
+            let complete: Bool
+            do { complete = try pageFile.file.readFully(into: raw, at: 0) } catch let error as IOError { throw StoreError.io(error) }
+            guard complete else { return [] }
+            var slots: [(index: Int, slot: HeaderSlot)] = []
+            for (index, offset) in HeaderSlot.offsets.enumerated() {
+                if let slot = HeaderSlot.decode(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + HeaderSlot.byteCount)])) {
+                    slots.append((index, slot))
+                }
             }
+            return slots
         }
     }
 

@@ -510,12 +510,15 @@ package final class Store: @unchecked Sendable {
     }
 
     func writeSlot(_ slot: HeaderSlot, at index: Int) throws {
-        var bytes = [UInt8](repeating: 0, count: 512)
-        bytes.withUnsafeMutableBytes { slot.encode(into: $0) }
-        do {
-            try bytes.withUnsafeBytes { try pageFile.file.write($0, at: UInt64(HeaderSlot.offsets[index])) }
-        } catch let error as IOError {
-            throw StoreError.io(error)
+        // A buffer on the stack: an array took the runtime's type lookup (see `Array(byteCount:fill:)`).
+        try withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { raw in
+            raw.initializeMemory(as: UInt8.self, repeating: 0)
+            slot.encode(into: raw)
+            do {
+                try pageFile.file.write(UnsafeRawBufferPointer(raw), at: UInt64(HeaderSlot.offsets[index]))
+            } catch let error as IOError {
+                throw StoreError.io(error)
+            }
         }
     }
 

@@ -28,7 +28,7 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// An optional "action name" recorded in the new root.
     package var label: String?
     /// History changes (head moves, reverts, retention) this transaction makes.
-    var history = PendingHistoryChange()
+    @exclusivity(unchecked) var history = PendingHistoryChange()
     /// How many roots the commit pruned.
     var prunedCount = 0
     /// Roots whose reason to stay may have gone in this commit (a fork point that lost a branch,
@@ -55,14 +55,17 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// whose body edits stops reading the pages it was reading (see ``scan(_:range:reverse:_:)``).
     @exclusivity(unchecked) private var editCount = 0
     /// Committed pages of user-visible trees this transaction replaced: the deadlist entries.
-    var invalidated: [PageReference] = []
+    @exclusivity(unchecked) var invalidated: [PageReference] = []
     /// See ``TreeEditing/branchByteLayoutLimit``; tests set 0 to compare with decoded branches.
     var branchByteLayoutLimit = BTree.defaultBranchByteLayoutLimit
 
-    /// The allocator's state; see `WriteTransaction+Allocation.swift`.
-    var allocator: AllocatorState
-    /// Packed-history edits; see `Packing.swift`.
-    var packWork: PackWork
+    /// The allocator's state; see `WriteTransaction+Allocation.swift`. Unchecked like `dirty`:
+    /// taking and releasing a page touched it about 40 times a single-put commit, each check
+    /// about 80 instructions with its end.
+    @exclusivity(unchecked) var allocator: AllocatorState
+    /// Packed-history edits; see `Packing.swift`. Unchecked like `allocator` (pruning's frees
+    /// touch it three times a page).
+    @exclusivity(unchecked) var packWork: PackWork
     /// The group-commit epoch this transaction's base belongs to (see `GroupCommit`).
     var groupEpoch: UInt64 = 0
     /// Set by a commit that left packing to a packing commit (``HistoryPacking/inBackground``)
