@@ -2,13 +2,7 @@
 #include "ChronoAtomics.h"
 #include <stdatomic.h>
 
-uint64_t chrono_atomic_load(const uint64_t *address) {
-    return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_seq_cst);
-}
-
-void chrono_atomic_store(uint64_t *address, uint64_t value) {
-    atomic_store_explicit((_Atomic uint64_t *)address, value, memory_order_seq_cst);
-}
+// chrono_atomic_load and chrono_atomic_store are inline in the header.
 
 uint64_t chrono_atomic_add(uint64_t *address, uint64_t value) {
     return atomic_fetch_add_explicit((_Atomic uint64_t *)address, value, memory_order_seq_cst) + value;

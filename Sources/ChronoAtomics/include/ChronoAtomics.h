@@ -3,12 +3,20 @@
 #define CHRONO_ATOMICS_H
 
 #include <stdint.h>
+#include <stdatomic.h>
 
 /// Loads the word at `address` (8-byte aligned), ordered with every other atomic access.
-uint64_t chrono_atomic_load(const uint64_t *address);
+/// Inline, like the store: every page read through the memory map loads a word (whether its
+/// version was verified), and a write transaction's start loads every reader slot (252 words);
+/// a call cost more than the load.
+static inline uint64_t chrono_atomic_load(const uint64_t *address) {
+    return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_seq_cst);
+}
 
 /// Stores `value` at `address`.
-void chrono_atomic_store(uint64_t *address, uint64_t value);
+static inline void chrono_atomic_store(uint64_t *address, uint64_t value) {
+    atomic_store_explicit((_Atomic uint64_t *)address, value, memory_order_seq_cst);
+}
 
 /// Adds `value` to the word at `address`; returns the new value.
 uint64_t chrono_atomic_add(uint64_t *address, uint64_t value);
