@@ -111,6 +111,7 @@ extension WriteTransaction {
     private func pruneExpiredRoots(
         _ trees: inout HistoryTrees, rule: RetentionRule, limit: Int, from start: TransactionID
     ) throws -> (prunedCount: Int, cursor: TransactionID) {
+        var rule = rule
         let pinned = allocator.pinnedRoots
         var cursor = start
         var cursorHeld = false
@@ -123,8 +124,18 @@ extension WriteTransaction {
             if let everythingFrom = pinned.everythingFrom, entry.root >= everythingFrom { break }
             if pinned.snapshots[entry.root] == nil {
                 // Ages grow along commit order, so the first root the policy keeps ends the walk
-                // (a root left behind by a dropped branch is not on that order).
-                guard entry.isLeftBehind || rule.isExpiredByAge(entry) else { break }
+                // (a root left behind by a dropped branch is not on that order). Under `lastRoots`
+                // that holds only on the undo line: a root off it, such as the source of a revert
+                // that is also a fork point, can be less deep than the roots after it, and ending
+                // the walk there kept an expired root beyond the bound (RetentionBoundTests, seed
+                // 7691883625548705160). So a root that does not look like a link of the undo line
+                // gets the policy's full test (the window, computed once a commit), and the walk
+                // goes on past it when that says expired.
+                if !(entry.isLeftBehind || rule.isExpiredByAge(entry)) {
+                    guard case .lastRoots = rule.policy, try !mayBeOnUndoLine(entry, head: rule.head, trees: trees),
+                        try rule.isExpired(entry, trees: trees, reader: self)
+                    else { break }
+                }
                 if pinned.isHeldWhileOpen(entry.root) {
                     cursorHeld = true
                 } else if try pruneRoot(entry, &trees) {
@@ -134,6 +145,16 @@ extension WriteTransaction {
             if !cursorHeld { cursor = position }
         }
         return (pruned, cursor)
+    }
+
+    /// Whether `entry` may be a root of the head's undo line, cheaply: every root of it but the
+    /// head has as its redo target its child on the line, a retained root whose history parent
+    /// it is (commits, undo and redo keep it so). False proves it is not on the line; true only
+    /// says it may be.
+    private func mayBeOnUndoLine(_ entry: HistoryEntry, head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
+        if entry.root == head.root { return true }
+        guard entry.redoTarget != .none, let next = try trees.entry(entry.redoTarget, reader: self) else { return false }
+        return next.historyParent == entry.root
     }
 
     /// Where a walk over the history index goes after `entry`, found at or after `position`:

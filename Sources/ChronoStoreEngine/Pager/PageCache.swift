@@ -6,16 +6,20 @@
 /// generation move to the newer one, and when the newer one is full the older is dropped.
 /// A cached page is only returned when its birth matches the reference asking for it, so a
 /// page reused by a later commit (in this or another process) is never served stale.
-/// `@unchecked Sendable`: both generations are guarded by `lock`. For the same reason their
-/// run-time exclusivity checks are off (`@exclusivity(unchecked)`): every access holds the lock,
-/// which already makes it exclusive (the checks were about 15 instructions an access).
+/// `@unchecked Sendable`: both generations and the counters are guarded by `lock`. For the same
+/// reason their run-time exclusivity checks are off (`@exclusivity(unchecked)`): every access
+/// holds the lock, which already makes it exclusive (the checks cost more than the lookups).
 package final class PageCache: @unchecked Sendable {
     private let lock = Lock()
     @exclusivity(unchecked) private var newer: [PageID: PageBuffer] = [:]
     @exclusivity(unchecked) private var older: [PageID: PageBuffer] = [:]
     private let generationCapacity: Int
-    @exclusivity(unchecked) private(set) package var hitCount = 0
-    @exclusivity(unchecked) private(set) package var missCount = 0
+    @exclusivity(unchecked) private var hits = 0
+    @exclusivity(unchecked) private var misses = 0
+
+    /// Lookups that found their page, and lookups that did not.
+    package var hitCount: Int { lock.withLock { hits } }
+    package var missCount: Int { lock.withLock { misses } }
 
     /// A cache holding at most `pageCapacity` pages (at least 16).
     package init(pageCapacity: Int) {
@@ -29,15 +33,15 @@ package final class PageCache: @unchecked Sendable {
     package func page(_ reference: PageReference) -> PageBuffer? {
         lock.withLock {
             if let page = newer[reference.page], page.birth == reference.birth {
-                hitCount += 1
+                hits += 1
                 return page
             }
             if let page = older.removeValue(forKey: reference.page), page.birth == reference.birth {
-                hitCount += 1
+                hits += 1
                 insertLocked(page)
                 return page
             }
-            missCount += 1
+            misses += 1
             return nil
         }
     }

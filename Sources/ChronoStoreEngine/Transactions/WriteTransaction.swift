@@ -64,7 +64,11 @@ package final class WriteTransaction: CollectionReadingBase, TreeEditing {
     /// about 80 instructions with its end.
     @exclusivity(unchecked) var allocator: AllocatorState
     /// Packed-history edits; see `Packing.swift`. Unchecked like `allocator` (pruning's frees
-    /// touch it three times a page).
+    /// touch it three times a page). That is sound only while no `TreeEditing` callback of this
+    /// transaction (`node`, `rawPage`, `setDirty`, `allocatePage`, `allocateCopy`, `takeFreePage`,
+    /// `releasePage`) reads or writes `packWork`: `packWork.tree.put(_:_:editor: self)` holds a
+    /// modify access to it for the whole edit, and an overlapping access would now corrupt it
+    /// silently instead of trapping.
     @exclusivity(unchecked) var packWork: PackWork
     /// The group-commit epoch this transaction's base belongs to (see `GroupCommit`).
     var groupEpoch: UInt64 = 0
