@@ -66,6 +66,22 @@ struct HistoryModelTests {
         }
     }
 
+    /// Regression (a soak run, 2026-12-03): a compaction right after an undo left its first
+    /// pass's root retained beside the second's; the workload model now knows that root's
+    /// contents (the head's) and checks them.
+    @Test func aCompactionAfterAnUndoKeepsRootsThatReadAsTheHead() throws {
+        let simulator = CrashSimulator(durability: .deferred, retention: .lastRoots(2))
+        let workload = RandomWorkload(seed: 9013493687713522559, stepCount: 40)
+        let record = WorkloadRecord()
+        var failure: String?
+        _ = try simulator.run(crashAfter: nil) { store, file in
+            try workload.run(on: store, file: file, record: record) { store in
+                if failure == nil, let problem = try checkRetainedRoots(store, record) { failure = problem }
+            }
+        }
+        #expect(failure == nil, "\(failure ?? "")")
+    }
+
     @Test func undoRedoAndBranchesFollowTheirTargets() throws {
         let directory = try TemporaryDirectory()
         let store = try Store.create(at: directory.file("undo.chrono"), options: StoreOptions(retention: .limitless))
