@@ -42,10 +42,19 @@ extension Array where Element == UInt8 {
     /// a new array stays specialized.
     @inline(__always)
     init(byteCount: Int, fill: (UnsafeMutableRawBufferPointer) -> Void) {
-        self = withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { raw in
-            raw.initializeMemory(as: UInt8.self, repeating: 0)
+        self = withZeroedBytes(byteCount) { raw in
             fill(raw)
             return [UInt8](UnsafeRawBufferPointer(raw))
         }
+    }
+}
+
+/// Calls `body` with `byteCount` zeroed bytes on the stack (on the heap when large), which it
+/// must not keep: for small records built or written once, without an array.
+@inline(__always)
+func withZeroedBytes<Result>(_ byteCount: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Result) rethrows -> Result {
+    try withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { raw in
+        raw.initializeMemory(as: UInt8.self, repeating: 0)
+        return try body(raw)
     }
 }

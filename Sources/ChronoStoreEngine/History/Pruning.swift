@@ -147,10 +147,11 @@ extension WriteTransaction {
         return (pruned, cursor)
     }
 
-    /// Whether `entry` may be a root of the head's undo line, cheaply: every root of it but the
-    /// head has as its redo target its child on the line, a retained root whose history parent
-    /// it is (commits, undo and redo keep it so). False proves it is not on the line; true only
-    /// says it may be.
+    /// Whether `entry` may be a root of the head's undo line, cheaply: a root of it other than the
+    /// head normally has its child on the line as redo target (commits, undo and redo keep it
+    /// so). True lets the walk stop there as before; false only sends the root to the policy's
+    /// full test, so a line root whose redo target is not retained (should one arise) costs a
+    /// window computation, never a wrong drop.
     private func mayBeOnUndoLine(_ entry: HistoryEntry, head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
         if entry.root == head.root { return true }
         guard entry.redoTarget != .none, let next = try trees.entry(entry.redoTarget, reader: self) else { return false }

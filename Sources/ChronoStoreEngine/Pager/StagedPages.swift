@@ -66,7 +66,7 @@ final class StagedPages: @unchecked Sendable {
             // release are live without a look: a group of one commit builds no set at all (its
             // released pages, free-tree churn included, were about 6 k instructions a commit).
             var newestRelease = TransactionID.none
-            for release in releases where release.transaction <= transaction && !release.pages.isEmpty {
+            for release in releases where release.transaction <= transaction {
                 newestRelease = max(newestRelease, release.transaction)
             }
             var released: Set<PageID>?

@@ -511,8 +511,7 @@ package final class Store: @unchecked Sendable {
 
     func writeSlot(_ slot: HeaderSlot, at index: Int) throws {
         // A buffer on the stack: an array took the runtime's type lookup (see `Array(byteCount:fill:)`).
-        try withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { raw in
-            raw.initializeMemory(as: UInt8.self, repeating: 0)
+        try withZeroedBytes(512) { raw in
             slot.encode(into: raw)
             do {
                 try pageFile.file.write(UnsafeRawBufferPointer(raw), at: UInt64(HeaderSlot.offsets[index]))
