@@ -183,6 +183,13 @@ struct FormatCompatibilityTests {
         snapshot.close()
         let report = try store.verify()
         #expect(report.isSound && report.leakedPageCount == 0, "\(report)")
+        // Written before state flag bit 5: the state does not say whether the head reaches packed
+        // versions, so head readers look in the pack first for versions born by the pack cursor.
+        let written = try store.snapshot.state
+        #expect(written.headMayReachPackedVersions == nil)
+        let head = try store.beginRead()
+        #expect(head.treeReader.packs?.packsFirstBelow == written.packs.cursor.rawValue + 1)
+        head.close()
         // New commits upgrade a version 2 file to version 3 in place; its pack index keeps the
         // page-first key order it was written in, and packing goes on in that order.
         for index in 40..<60 {
@@ -194,6 +201,12 @@ struct FormatCompatibilityTests {
         let state = try store.snapshot.state
         #expect(state.packs.keyOrder == keyOrder && state.packs.packedPages > 0)
         #expect(state.packs.namesEntries == (version >= 5))
+        // The first commit settles the flag: the fixture's history is one line, every packed
+        // root an ancestor of the head, so the head reaches no packed version.
+        #expect(state.headMayReachPackedVersions == false)
+        let settled = try store.beginRead()
+        #expect(settled.treeReader.packs?.packsFirstBelow == 0)
+        settled.close()
         for item in try store.history() where item.label?.hasPrefix("Edit ") == true {
             let reader = try store.beginRead(at: .root(item.id))
             defer { reader.close() }

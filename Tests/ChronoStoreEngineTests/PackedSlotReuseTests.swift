@@ -62,6 +62,73 @@ struct PackedSlotReuseTests {
         }
     }
 
+    /// A head reader after a revert to the loading root, long since packed, while another process
+    /// commits: the head reaches packed versions, and the other process's commits reuse their
+    /// free slots without this process's staged pages telling its readers, so only the head
+    /// reader's pack-first look at versions born by the pack cursor keeps its scans off those
+    /// slots (`HeadReachFlagTests` has the deterministic regression; this is the race itself).
+    @Test func readingTheHeadAfterARevertWhileAnotherProcessReusesPackedSlotsFindsNoDamage() throws {
+        let seed = SeededGenerator.seed()
+        print("PackedSlotReuseTests seed: \(seed) (head after revert, another process)")
+        let directory = try TemporaryDirectory(prefix: "chrono-processes")
+        let path = directory.file("reuse.chrono")
+        let store = try Store.create(at: path, options: StoreOptions(pageSize: 4096, durability: .durable, retention: .lastRoots(40)))
+        defer { try? store.close() }
+        let recordCount = 600
+        let loaded = try #require(try store.write { writer in
+            for index in 0..<recordCount { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
+        }.1)
+        var generator = SeededGenerator(seed: seed)
+        for transaction in 0..<36 {
+            try store.write { writer in
+                for _ in 0..<10 {
+                    let index = Int.random(in: 0..<recordCount, using: &generator)
+                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(transaction), count: 120), in: "c")
+                }
+            }
+        }
+        try #require(try store.snapshot.state.packs.cursor > loaded, "the loading root is packed")
+        try store.revert(to: loaded)
+        #expect(try store.snapshot.state.headMayReachPackedVersions == true)
+        let helper = try TestHelperProcess.start(["write", path, "other", "300"])
+        var problems: [String] = []
+        var rounds = 0
+        while helper.isRunning && problems.count < 3 {
+            do {
+                try store.read { reader in
+                    var count = 0
+                    try reader.scan("c") { _, value in
+                        if value != [UInt8](repeating: 1, count: 120) { problems.append("round \(rounds): a value that is not the loaded one") }
+                        count += 1
+                        return true
+                    }
+                    if count != recordCount { problems.append("round \(rounds): \(count) records, not \(recordCount)") }
+                }
+            } catch {
+                problems.append("round \(rounds): \(error)")
+            }
+            rounds += 1
+        }
+        let (status, _, errors) = helper.finish()
+        print("PackedSlotReuseTests: \(rounds) rounds of head after revert, another process")
+        try store.read { reader in
+            let root = try #require(try reader.collectionEntry(named: "c")).root
+            // The race happened: pages the head reaches are packed, and their slots now hold
+            // the other process's pages.
+            var packed = 0, reused = 0
+            try TreePages.forEach(in: root, reader: reader.treeReader) { page, _ in
+                guard try reader.treeReader.packs?.entry(page) != nil else { return }
+                packed += 1
+                do { _ = try store.pageFile.read(page, kind: nil, pageCount: UInt64.max, cached: false) } catch { reused += 1 }
+            }
+            #expect(packed > 0 && reused > 0, "\(packed) packed pages, \(reused) slots reused")
+        }
+        #expect(status == 0, "helper failed: \(errors)")
+        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(3))")
+        #expect(try store.read { try $0.count(in: "shared") } == 300)
+        #expect(try store.verify().isSound)
+    }
+
     /// Loads 600 records, then commits 400 ten-update transactions on one thread while `check`
     /// (given the store, the record count and the loading root) runs over and over on another;
     /// expects no problem from any round.
@@ -78,6 +145,15 @@ struct PackedSlotReuseTests {
         let loaded = try #require(try store.write { writer in
             for index in 0..<recordCount { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
         }.1)
+        var generator = SeededGenerator(seed: seed)
+        func commit(_ transaction: Int) throws {
+            try store.write { writer in
+                for _ in 0..<10 {
+                    let index = Int.random(in: 0..<recordCount, using: &generator)
+                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(truncatingIfNeeded: transaction), count: 120), in: "c")
+                }
+            }
+        }
         let found = FoundProblems()
         let checker = Thread {
             var rounds = 0
@@ -93,15 +169,7 @@ struct PackedSlotReuseTests {
             found.finish()
         }
         checker.start()
-        var generator = SeededGenerator(seed: seed)
-        for transaction in 0..<400 {
-            try store.write { writer in
-                for _ in 0..<10 {
-                    let index = Int.random(in: 0..<recordCount, using: &generator)
-                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(truncatingIfNeeded: transaction), count: 120), in: "c")
-                }
-            }
-        }
+        for transaction in 0..<400 { try commit(transaction) }
         found.stop()
         found.waitUntilFinished()
         #expect(found.problems.isEmpty, "seed \(seed): \(found.problems.prefix(3))")

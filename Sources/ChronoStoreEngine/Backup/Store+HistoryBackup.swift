@@ -108,6 +108,8 @@ extension Store {
     ) throws {
         let transaction = try destination.beginWrite()
         transaction.history.headMove = copies[source.head.transaction]
+        // The copied roots were packed in commit order, not along the source head's lineage.
+        transaction.history.headMoveLeavesLineage = true
         transaction.history.redoTargets = entries.compactMap { entry in
             guard let root = copies[entry.root], let target = copies[entry.redoTarget] else { return nil }
             return (root, target)

@@ -92,6 +92,17 @@ package struct StateRecord: Equatable, Sendable {
     package var zeroedThrough: TransactionID = .none
     /// Edits of the history trees not yet in their pages (format version 4; see `JournaledTree`).
     package var journal = StateJournal()
+    /// Whether the head may reach packed versions (state flag bit 4), or nil when the state does
+    /// not say (bit 5 clear: written by a library before this flag, or by one that does not keep
+    /// it). See Docs/Robustness.md, "Reading a slot a commit may rewrite".
+    package var headMayReachPackedVersions: Bool?
+
+    /// Whether a reader of the head must look for versions born before the pack cursor in the
+    /// pack index before their slot: the head may reach packed versions, or the state does not
+    /// say and the store has packed history.
+    package var headReadsOldVersionsFromPacks: Bool {
+        headMayReachPackedVersions ?? !packs.index.isNone
+    }
 
     package init(
         transaction: TransactionID, previous: PageReference, syncedTransaction: TransactionID, head: PageReference,
@@ -125,7 +136,8 @@ package struct StateRecord: Equatable, Sendable {
         bytes.storeLittleEndian(retention.kindByte, at: Self.retentionKindOffset)
         bytes.storeLittleEndian(
             UInt8(dropsUndoneBranches ? 1 : 0) | UInt8(secureDelete ? 2 : 0) | UInt8(packs.keyOrder == .birthFirst ? 4 : 0)
-                | UInt8(packs.namesEntries ? 8 : 0),
+                | UInt8(packs.namesEntries ? 8 : 0) | UInt8(headMayReachPackedVersions == true ? 16 : 0)
+                | UInt8(headMayReachPackedVersions == nil ? 0 : 32),
             at: Self.flagsOffset)
         bytes.storeLittleEndian(retention.parameter, at: Self.retentionParameterOffset)
         bytes.storeLittleEndian(pruneCursor.rawValue, at: Self.pruneCursorOffset)
@@ -167,6 +179,8 @@ package struct StateRecord: Equatable, Sendable {
             page: page.pageID)
         record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
         record.secureDelete = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 2 != 0
+        let flags = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self)
+        record.headMayReachPackedVersions = flags & 32 == 0 ? nil : flags & 16 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
         record.packs = PackCounters(

@@ -97,6 +97,7 @@ extension Store {
                     try trees.entry(entry.historyParent, reader: transaction) != nil
                 else { throw StoreError.cannotUndo(steps: steps, available: step) }
                 transaction.history.redoTargets.append((entry.historyParent, current))
+                if entry.lineageParent != entry.historyParent { transaction.history.headMoveLeavesLineage = true }
                 current = entry.historyParent
             }
             transaction.history.headMove = current
@@ -109,8 +110,9 @@ extension Store {
     package func redo() throws -> TransactionID {
         try changeHistory { transaction, trees in
             guard let entry = try trees.entry(transaction.base.head.transaction, reader: transaction),
-                entry.redoTarget != .none, try trees.entry(entry.redoTarget, reader: transaction) != nil
+                entry.redoTarget != .none, let target = try trees.entry(entry.redoTarget, reader: transaction)
             else { throw StoreError.cannotRedo }
+            if target.lineageParent != target.historyParent { transaction.history.headMoveLeavesLineage = true }
             transaction.history.headMove = entry.redoTarget
         }
     }

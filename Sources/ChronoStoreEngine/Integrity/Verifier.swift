@@ -81,6 +81,7 @@ struct IntegrityWalk {
         } catch {
             problem("history index: \(error)")
         }
+        checkHeadReach(snapshot)
         for reference in packed.subtracting(packedVisited).sorted(by: { $0.page < $1.page }).prefix(16) {
             problem("packed page \(reference.page.rawValue) (born in \(reference.birth.rawValue)) is reached by no retained root")
         }
@@ -183,6 +184,37 @@ struct IntegrityWalk {
             for collection in collections { walkTree(collection, owner: "collection of root \(id.rawValue)") }
         } catch {
             problem("root \(id.rawValue): \(error)")
+        }
+    }
+
+    /// A state that says its head reaches no packed version has its head read slot first (a
+    /// packed version's slot is free and may be rewritten under the read): checks that the
+    /// head's trees reach none. A head behind the pack cursor is read pack first whatever the
+    /// state says. O(head pages), set lookups only: the pages were read by the walk.
+    private mutating func checkHeadReach(_ snapshot: StoreSnapshot) {
+        guard snapshot.state.headMayReachPackedVersions == false, !packed.isEmpty,
+            snapshot.head.transaction >= snapshot.state.packs.cursor
+        else { return }
+        do {
+            var trees = [snapshot.head.catalog]
+            let catalog = BTree(root: snapshot.head.catalog, owner: .history)
+            try catalog.scan(.all, reverse: false, reader: reader) { _, value in
+                trees.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
+                return true
+            }
+            var found: PageReference?
+            for tree in trees where !tree.isNone && found == nil {
+                try TreePages.forEach(in: tree, reader: reader) { page, _ in
+                    if found == nil, packed.contains(page) { found = page }
+                }
+            }
+            if let found {
+                problem(
+                    "the state says the head reaches no packed version, but it reaches page \(found.page.rawValue) "
+                        + "(born in \(found.birth.rawValue)), which is packed")
+            }
+        } catch {
+            problem("head: \(error)")
         }
     }
 

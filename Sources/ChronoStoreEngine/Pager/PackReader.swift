@@ -16,15 +16,20 @@ final class PackReader {
     let pageCount: UInt64
     /// Reads the index's own pages (never packed).
     let indexReader: SnapshotReader
-    /// Look in the index before reading the slot (a reader of an old root, whose pages are
-    /// likely packed); otherwise the slot is read first (the head's pages are hot).
-    let prefersPacks: Bool
+    /// Versions born before this transaction are looked for in the index before their slot: all
+    /// of them for a reader of an old root, whose pages are likely packed; those born at or before
+    /// the pack cursor for a head that may reach packed versions (see
+    /// ``StateRecord/headMayReachPackedVersions``); none otherwise (the head's pages are hot and
+    /// their slots are theirs).
+    let packsFirstBelow: UInt64
+    /// Every version is looked for in the index before its slot.
+    var prefersPacks: Bool { packsFirstBelow == UInt64.max }
 
     /// Longest chain of deltas a rebuild follows (the packer keeps chains far shorter).
     static let chainLimit = 256
 
-    init(pageFile: PageFile, packs: PackCounters, pageCount: UInt64, prefersPacks: Bool = false) {
-        self.prefersPacks = prefersPacks
+    init(pageFile: PageFile, packs: PackCounters, pageCount: UInt64, packsFirstBelow: UInt64 = 0) {
+        self.packsFirstBelow = packsFirstBelow
         self.pageFile = pageFile
         self.index = BTree(root: packs.index, owner: .system)
         self.keyOrder = packs.keyOrder

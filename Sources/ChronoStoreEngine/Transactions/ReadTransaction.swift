@@ -17,11 +17,14 @@ package final class ReadTransaction: CollectionReadingBase {
         self.snapshot = snapshot
         // An older root's pages are likely packed: look in the pack index before the slot. So
         // are the head's after an undo past the packing cursor. A packed version's slot is free
-        // and a commit may rewrite it at any time, so it must not be read from the slot.
+        // and a commit may rewrite it at any time, so it must not be read from the slot. A head
+        // that may reach packed versions (after a revert, say) looks in the index first for
+        // versions born at or before the cursor: only those can be packed.
+        let state = snapshot.state
+        let readsOldRoot = snapshot.head.transaction != state.head.birth || snapshot.head.transaction < state.packs.cursor
         self.treeReader = SnapshotReader(
-            pageFile: store.pageFile, pageCount: snapshot.state.pageCount, packs: snapshot.state.packs,
-            prefersPacks: snapshot.head.transaction != snapshot.state.head.birth
-                || snapshot.head.transaction < snapshot.state.packs.cursor)
+            pageFile: store.pageFile, pageCount: state.pageCount, packs: state.packs, prefersPacks: readsOldRoot,
+            packsFirstBelow: state.headReadsOldVersionsFromPacks ? state.packs.cursor.rawValue &+ 1 : 0)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }
 

@@ -68,13 +68,15 @@ final class SnapshotReader: TreeReading {
 
     init(
         pageFile: PageFile, pageCount: UInt64, packs: PackCounters = PackCounters(), prefersPacks: Bool = false,
-        recorder: PageRecorder? = nil
+        packsFirstBelow: UInt64 = 0, recorder: PageRecorder? = nil
     ) {
         self.pageFile = pageFile
         self.pageCount = pageCount
         self.recorder = recorder
         self.packs = packs.index.isNone
-            ? nil : PackReader(pageFile: pageFile, packs: packs, pageCount: pageCount, prefersPacks: prefersPacks)
+            ? nil
+            : PackReader(
+                pageFile: pageFile, packs: packs, pageCount: pageCount, packsFirstBelow: prefersPacks ? UInt64.max : packsFirstBelow)
     }
 
     /// Any page, verified and not cached (recovery's checks).
@@ -86,7 +88,9 @@ final class SnapshotReader: TreeReading {
 
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let packs, packs.prefersPacks, let page = try packs.readPackedFirst(reference, kind: kind) { return page }
+        if let packs, reference.birth.rawValue < packs.packsFirstBelow, let page = try packs.readPackedFirst(reference, kind: kind) {
+            return page
+        }
         // The slot (the head's pages are hot); the pack only when the slot holds another version.
         do {
             return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, window: &window)

@@ -254,6 +254,7 @@ extension Store {
         state.secureDelete = options.secureDelete
         state.packs.keyOrder = .birthFirst
         state.packs.namesEntries = options.secureDelete
+        state.headMayReachPackedVersions = false
         let statePage = PageBuffer(pageSize: pageSize)
         state.encode(into: statePage.bytes)
         statePage.seal(kind: .state, page: stateReference.page, birth: first)

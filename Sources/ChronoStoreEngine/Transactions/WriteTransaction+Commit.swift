@@ -18,6 +18,10 @@ struct PendingHistoryChange {
     var headMove: TransactionID?
     /// Redo targets to set, as (root, target) pairs, with a head move.
     var redoTargets: [(TransactionID, TransactionID)] = []
+    /// The head move passes a root whose history parent is not its lineage parent (an undo or
+    /// redo across a revert or a restore, or a restore with history): the new head may reach
+    /// versions packed on another line (see ``StateRecord/headMayReachPackedVersions``).
+    var headMoveLeavesLineage = false
     /// The root a revert copied its trees from: the new root's lineage parent.
     var contentSource: TransactionID?
     /// Commit a new root even though no page changed (a revert to identical contents).
@@ -146,6 +150,7 @@ extension WriteTransaction {
         guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
         }
+        let baseHeadReach = try baseHeadMayReachPackedVersions(head: baseHead, trees: trees)
         // The commit's own pages go where the next commits' will: in runs (see `AllocatorState`).
         // Compaction keeps taking the lowest pages, to empty the file's tail.
         allocator.prefersRuns = history.relocationThreshold == nil
@@ -282,6 +287,7 @@ extension WriteTransaction {
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
         state.packs = packWork.counters
+        state.headMayReachPackedVersions = headMayReachPackedVersions(base: baseHeadReach, baseHead: baseHead, makesRoot: makesRoot)
         state.headTimeline = timeline.tree.root
         state.headTimelineCount = timeline.count
         trees.record(into: &state.journal)
@@ -301,6 +307,55 @@ extension WriteTransaction {
         setDirty(statePage.page, .raw(stateBuffer, kind: .state, count: 0))
         // 6. Seal every page.
         return (sealAll(), StoreSnapshot(stateReference: statePage, state: state, head: headRecord))
+    }
+
+    /// Whether the new state's head may reach packed versions, whose slots are free and may be
+    /// rewritten by any commit (Docs/Robustness.md, "Reading a slot a commit may rewrite").
+    ///
+    /// Packing packs only versions that lineage ancestors of the head killed, and such a version
+    /// is never reachable from their lineage descendants. So while every packed root is a lineage
+    /// ancestor of the head, the head reaches no packed version, and its readers read slots first.
+    /// Three moves break that, when the store has packed history: a revert (or a root copied from
+    /// another store's history), a commit on a head behind the pack cursor (its new line does not
+    /// pass the roots packed above it), and a head move across a root whose history parent is not
+    /// its lineage parent. Once set, the flag stays until the store has no packed version left.
+    /// A state that does not say (written before the flag) is settled once, by a walk: clear when
+    /// every retained root at or below the pack cursor is a lineage ancestor of the base head.
+    private func headMayReachPackedVersions(base known: Bool, baseHead: HistoryEntry, makesRoot: Bool) -> Bool {
+        guard !packWork.counters.index.isNone, !base.state.packs.index.isNone else { return false }
+        if known { return true }
+        if makesRoot {
+            return history.contentSource != nil || history.importedRoot != nil || baseHead.root < base.state.packs.cursor
+        }
+        return history.headMoveLeavesLineage
+    }
+
+    /// Whether the base state's head may reach packed versions: its flag, or for a state written
+    /// before the flag, a walk (clear when every retained root at or below the pack cursor is the
+    /// head or one of its lineage ancestors; O(retained roots) lookups, once).
+    private func baseHeadMayReachPackedVersions(head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
+        let packs = base.state.packs
+        guard !packs.index.isNone else { return false }
+        if let recorded = base.state.headMayReachPackedVersions { return recorded }
+        return try !lineageHoldsEveryRoot(through: packs.cursor, head: head, trees: trees)
+    }
+
+    /// Whether every retained root with an id at or below `cursor` is `head` or one of its lineage
+    /// ancestors. O(retained roots) lookups: run once for a state written before the flag.
+    private func lineageHoldsEveryRoot(through cursor: TransactionID, head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
+        var onLine = 0
+        var entry: HistoryEntry? = head
+        while let current = entry {
+            if current.root <= cursor { onLine += 1 }
+            entry = current.lineageParent == .none ? nil : try trees.entry(current.lineageParent, reader: self)
+        }
+        var retained = 0
+        try trees.entries.scan(.all, reverse: false, reader: self) { key, _ in
+            guard HistoryIndex.root(of: key) <= cursor else { return false }
+            retained += 1
+            return true
+        }
+        return retained == onLine
     }
 
     /// Folds collection edits into the catalog and lays out the new root page.

@@ -1,0 +1,238 @@
+// State flag bits 4 and 5: whether the head may reach packed versions, set by the moves that can
+// make it so and read by head readers, which then look in the pack before those versions' slots.
+@testable import ChronoStoreEngine
+import ChronoStoreTestSupport
+import Foundation
+import Testing
+
+@Suite("Head reaching packed versions")
+struct HeadReachFlagTests {
+    /// A store whose packing starts `window` roots behind the head and packs every root at once.
+    private func makeStore(_ directory: TemporaryDirectory, window: Int) throws -> Store {
+        var options = StoreOptions(durability: .deferred, retention: .limitless)
+        options.packing = HistoryPacking(window: window, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: 64)
+        return try Store.create(at: directory.file("reach.chrono"), options: options)
+    }
+
+    /// One commit: the record "draft" and one of eight fillers take the step number.
+    @discardableResult
+    private func edit(_ store: Store, _ step: Int) throws -> TransactionID {
+        try #require(try store.write { transaction in
+            try transaction.put(bytes("draft"), bytes("step \(step)"), in: "notes")
+            try transaction.put(bytes("filler-\(step % 8)"), [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: 300), in: "notes")
+        }.1)
+    }
+
+    private func flag(_ store: Store) throws -> Bool? { try store.snapshot.state.headMayReachPackedVersions }
+
+    /// How far a new head reader looks in the pack first (0: never; the cursor plus one: every
+    /// version born at or before the pack cursor).
+    private func packsFirstBelow(_ store: Store) throws -> UInt64? {
+        let reader = try store.beginRead()
+        defer { reader.close() }
+        return reader.treeReader.packs?.packsFirstBelow
+    }
+
+    private func draft(_ store: Store) throws -> String? {
+        text(try store.read { try $0.value(forKey: bytes("draft"), in: "notes") })
+    }
+
+    @Test func aNewStoreSaysItsHeadReachesNoPackedVersion() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        #expect(try flag(store) == false)
+        // Bit 5 set (the state says), bit 4 clear.
+        let state = try store.snapshot.state
+        let buffer = PageBuffer(pageSize: store.pageSize)
+        state.encode(into: buffer.bytes)
+        #expect(buffer.bytes.load(fromByteOffset: StateRecord.flagsOffset, as: UInt8.self) & 0x30 == 0x20)
+    }
+
+    /// Commits along one line pack only the head's lineage ancestors: the head reads slots first.
+    @Test func commitsAndUndoAlongOneLineKeepTheFlagClear() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        for step in 0..<12 { try edit(store, step) }
+        let state = try store.snapshot.state
+        #expect(state.packs.packedPages > 0 && state.packs.cursor != .none)
+        #expect(try flag(store) == false)
+        #expect(try packsFirstBelow(store) == 0)
+        try store.undo(steps: 1)
+        try store.redo()
+        #expect(try flag(store) == false)
+        #expect(try draft(store) == "step 11")
+    }
+
+    /// Regression for the hole Robustness.md describes: after a revert to a packed root, the head
+    /// reaches versions packing freed the slots of; its readers must find them in the pack.
+    @Test func aRevertToAPackedRootSetsTheFlagAndHeadReadersLookInThePack() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        try edit(store, 0)
+        let old = try edit(store, 1)
+        // Packing waits for a pack page's worth of deltas: edit until the old root is packed.
+        var step = 2
+        while try store.snapshot.state.packs.cursor <= old, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        try #require(try store.snapshot.state.packs.cursor > old, "the root reverted to is packed")
+        try store.revert(to: old)
+        #expect(try flag(store) == true)
+        #expect(try packsFirstBelow(store) == store.snapshot.state.packs.cursor.rawValue + 1)
+        #expect(try draft(store) == "step 1")
+        // The flag stays for later commits (their head still reaches the reverted root's pages),
+        // through a reopen, and the head reads what the reverted root held plus the new edits.
+        try edit(store, 6)
+        #expect(try flag(store) == true)
+        try store.close()
+        let reopened = try Store.open(at: directory.file("reach.chrono"))
+        defer { try? reopened.close() }
+        #expect(try flag(reopened) == true)
+        #expect(try draft(reopened) == "step 6")
+        let values = try reopened.read { reader in try (0..<8).map { try reader.value(forKey: bytes("filler-\($0)"), in: "notes") } }
+        // The reverted root held steps 0 and 1; the edit after the revert wrote filler 6.
+        #expect(values.map { $0?.first } == [0, 1, nil, nil, nil, nil, 6, nil])
+        #expect(try reopened.verify().isSound)
+    }
+
+    /// Regression for the hole Docs/Robustness.md named open before this flag: after a revert to
+    /// a packed root the head reaches packed versions, whose slots are free, and head readers read
+    /// slots first. Any commit may rewrite such a slot at any moment (another process's, with no
+    /// staged page to warn this one), so a reader could parse bytes changing under it. Stand-in
+    /// for that rewrite, made deterministic: the test writes into the free slot of each packed leaf
+    /// the head reaches a page claiming to be that version but holding another value. A head
+    /// reader that reads the slot returns the forged value (it did before the flag); one that
+    /// looks in the pack first returns what was committed.
+    @Test func headReadersAfterARevertNeverReadAPackedVersionsFreeSlot() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        let loaded = try #require(try store.write { writer in
+            for index in 0..<60 { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
+        }.1)
+        var step = 0
+        while try store.snapshot.state.packs.cursor <= loaded, step < 400 {
+            try store.write { writer in
+                for index in stride(from: step % 6, to: 60, by: 6) {
+                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(2 + step % 200), count: 120), in: "c")
+                }
+            }
+            step += 1
+        }
+        try #require(try store.snapshot.state.packs.cursor > loaded, "the loading root is packed")
+        try store.revert(to: loaded)
+        #expect(try flag(store) == true)
+        var forged = 0
+        try store.read { reader in
+            let root = try #require(try reader.collectionEntry(named: "c")).root
+            let packs = try #require(reader.treeReader.packs)
+            try TreePages.forEach(in: root, reader: reader.treeReader) { page, kind in
+                guard kind == .leaf, let committed = try packs.rebuiltFromPack(page) else { return }
+                var image = Array(committed.readOnly)
+                guard let start = (PageHeader.byteCount..<(image.count - 120)).first(where: { image[$0..<($0 + 120)].allSatisfy { $0 == 1 } })
+                else { return }
+                image[start] = 9
+                let buffer = PageBuffer(pageSize: store.pageSize)
+                buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(start: image, count: image.count))
+                buffer.seal(kind: .leaf, page: page.page, birth: page.birth, count: committed.entryCount)
+                let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("reach.chrono")))
+                try handle.seek(toOffset: page.page.rawValue * UInt64(store.pageSize))
+                try handle.write(contentsOf: Data(buffer.readOnly))
+                try handle.close()
+                forged += 1
+            }
+        }
+        try #require(forged > 0, "no packed leaf reached by the head")
+        let values = try store.read { reader in try entries(reader, "c").map(\.1) }
+        #expect(values.count == 60)
+        #expect(values.allSatisfy { $0 == [UInt8](repeating: 1, count: 120) }, "a head reader read a packed version's free slot")
+    }
+
+    /// `verify` checks the flag's claim: a state that says its head reaches no packed version
+    /// while it does (here the revert's state with bit 4 cleared by hand) is reported.
+    @Test func verifyReportsAStateThatWronglySaysItsHeadReachesNoPackedVersion() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("reach.chrono")
+        let store = try makeStore(directory, window: 2)
+        try edit(store, 0)
+        let old = try edit(store, 1)
+        var step = 2
+        while try store.snapshot.state.packs.cursor <= old, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        try store.revert(to: old)
+        #expect(try store.verify().isSound)
+        let stateReference = try store.snapshot.stateReference
+        try store.close()
+        var image = try RawFile.bytes(path)
+        let start = Int(stateReference.page.rawValue) * store.pageSize
+        let page = PageBuffer(pageSize: store.pageSize)
+        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
+        let flags: UInt8 = page.bytes.loadLittleEndian(at: StateRecord.flagsOffset)
+        #expect(flags & 0x30 == 0x30)
+        page.bytes.storeLittleEndian(flags & ~0x10, at: StateRecord.flagsOffset)
+        page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
+        image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
+        try RawFile.write(path, image)
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        #expect(try reopened.snapshot.state.headMayReachPackedVersions == false)
+        let problems = try reopened.verify().problems
+        #expect(problems.contains { $0.hasPrefix("the state says the head reaches no packed version") }, "\(problems)")
+    }
+
+    /// A revert before anything is packed leaves the flag clear (later packing follows the revert's
+    /// lineage); an undo back across the revert root then sets it, since the head returns to a
+    /// line whose versions were packed meanwhile.
+    @Test func anUndoAcrossARevertSetsTheFlagOncePackedHistoryExists() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 8)
+        defer { try? store.close() }
+        let first = try edit(store, 0)
+        for step in 1..<3 { try edit(store, step) }
+        #expect(try store.snapshot.state.packs.index.isNone)
+        try store.revert(to: first)
+        #expect(try flag(store) == false)
+        for step in 3..<23 { try edit(store, step) }
+        #expect(try store.snapshot.state.packs.packedPages > 0)
+        #expect(try flag(store) == false)
+        #expect(try packsFirstBelow(store) == 0)
+        // 20 edits, then the revert root itself: back to the head the revert was committed on.
+        try store.undo(steps: 21)
+        #expect(try draft(store) == "step 2")
+        #expect(try flag(store) == true)
+        #expect(try store.verify().isSound)
+    }
+
+    /// A commit on a head behind the pack cursor starts a line that does not pass the roots packed
+    /// above it, though it still reaches versions they replaced.
+    @Test func aCommitOnAHeadBehindThePackCursorSetsTheFlag() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        var step = 0
+        while try store.snapshot.state.packs.cursor.rawValue < 6, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        // One line of roots with consecutive ids: undo to the root just below the cursor.
+        let state = try store.snapshot.state
+        try store.undo(steps: Int(state.head.birth.rawValue - state.packs.cursor.rawValue) + 1)
+        #expect(try store.snapshot.head.transaction < store.snapshot.state.packs.cursor)
+        // An undo along the line leaves the flag clear: a head behind the cursor reads every
+        // page from the pack first anyway.
+        #expect(try flag(store) == false)
+        #expect(try packsFirstBelow(store) == UInt64.max)
+        let behind = try #require(try draft(store))
+        #expect(behind != "step \(step - 1)")
+        try edit(store, 1000)
+        #expect(try flag(store) == true)
+        #expect(try draft(store) == "step 1000")
+        #expect(try store.verify().isSound)
+    }
+}
