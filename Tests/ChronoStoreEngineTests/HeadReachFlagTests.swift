@@ -8,9 +8,10 @@ import Testing
 @Suite("Head reaching packed versions")
 struct HeadReachFlagTests {
     /// A store whose packing starts `window` roots behind the head and packs every root at once.
-    private func makeStore(_ directory: TemporaryDirectory, window: Int) throws -> Store {
+    /// `pageBudget` bounds the pages one commit packs (it stops after the root that exhausts it).
+    private func makeStore(_ directory: TemporaryDirectory, window: Int, pageBudget: Int = 64) throws -> Store {
         var options = StoreOptions(durability: .deferred, retention: .limitless)
-        options.packing = HistoryPacking(window: window, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: 64)
+        options.packing = HistoryPacking(window: window, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: pageBudget)
         return try Store.create(at: directory.file("reach.chrono"), options: options)
     }
 
@@ -187,26 +188,46 @@ struct HeadReachFlagTests {
     }
 
     /// A revert before anything is packed leaves the flag clear (later packing follows the revert's
-    /// lineage); an undo back across the revert root then sets it, since the head returns to a
-    /// line whose versions were packed meanwhile.
+    /// lineage). Here the revert goes to an undone branch, whose root replaced pages that the
+    /// other branch still shares with the fork point; packing along the revert's lineage packs
+    /// them. An undo back across the revert root returns the head to that other branch, above the
+    /// pack cursor: it then reaches packed versions, and the undo sets the flag (`verify` finds
+    /// such a page if it stays clear).
     @Test func anUndoAcrossARevertSetsTheFlagOncePackedHistoryExists() throws {
         let directory = try TemporaryDirectory()
-        let store = try makeStore(directory, window: 8)
+        // One root a packing walk at most: it stops after the undone branch's root.
+        let store = try makeStore(directory, window: 3, pageBudget: 1)
         defer { try? store.close() }
-        let first = try edit(store, 0)
-        for step in 1..<3 { try edit(store, step) }
+        try store.write { writer in
+            for index in 0..<120 { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
+        }
+        // A branch that replaces every leaf of "c", undone.
+        let branch = try #require(try store.write { writer in
+            for index in stride(from: 0, to: 120, by: 4) { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 2, count: 120), in: "c") }
+        }.1)
+        try store.undo()
+        // The other branch edits only "notes": its head shares every "c" page with the fork point.
+        let other = try edit(store, 1)
         #expect(try store.snapshot.state.packs.index.isNone)
-        try store.revert(to: first)
+        try store.revert(to: branch)
         #expect(try flag(store) == false)
-        for step in 3..<23 { try edit(store, step) }
-        #expect(try store.snapshot.state.packs.packedPages > 0)
+        var above = 0
+        while try store.snapshot.state.packs.cursor < branch, above < 20 {
+            try edit(store, 2 + above)
+            above += 1
+        }
+        let cursor = try store.snapshot.state.packs.cursor
+        try #require(cursor >= branch && cursor < other, "packed through the undone branch's root, not past the other head")
         #expect(try flag(store) == false)
         #expect(try packsFirstBelow(store) == 0)
-        // 20 edits, then the revert root itself: back to the head the revert was committed on.
-        try store.undo(steps: 21)
-        #expect(try draft(store) == "step 2")
+        // The edits after the revert, then the revert root itself: back to the other branch.
+        try store.undo(steps: above + 1)
+        #expect(try store.snapshot.head.transaction == other)
         #expect(try flag(store) == true)
-        #expect(try store.verify().isSound)
+        let values = try store.read { reader in try entries(reader, "c").map(\.1) }
+        #expect(values.count == 120 && values.allSatisfy { $0 == [UInt8](repeating: 1, count: 120) })
+        let report = try store.verify()
+        #expect(report.isSound, "\(report.problems)")
     }
 
     /// A commit on a head behind the pack cursor starts a line that does not pass the roots packed

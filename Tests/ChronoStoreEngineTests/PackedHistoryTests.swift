@@ -13,13 +13,27 @@ let eagerPacking = HistoryPacking(window: 2, batchRoots: 1, leafChainLimit: 3, b
 struct PackedHistoryTests {
     @Test(arguments: [RetentionPolicy.limitless, .lastRoots(6), .lastRoots(12)])
     func everyRetainedRootReadsAsCommittedWhilePacking(retention: RetentionPolicy) throws {
+        try checkWorkloads(retention: retention, packing: eagerPacking)
+    }
+
+    /// The same with packing walks that stop after one root (a page budget of 1) behind a window
+    /// of 3: the pack cursor then often lies between a revert's or an undo's roots, where the
+    /// head-reach flag's rules matter (`verify`, run after every step, checks its claim).
+    @Test(arguments: [RetentionPolicy.limitless, .lastRoots(12)])
+    func everyRetainedRootReadsAsCommittedWhilePackingOneRootAtATime(retention: RetentionPolicy) throws {
+        try checkWorkloads(
+            retention: retention,
+            packing: HistoryPacking(window: 3, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: 1))
+    }
+
+    private func checkWorkloads(retention: RetentionPolicy, packing: HistoryPacking) throws {
         let seed = SeededGenerator.seed()
-        print("PackedHistoryTests (\(retention)) seed: \(seed)")
+        print("PackedHistoryTests (\(retention), window \(packing.window), budget \(packing.pageBudget)) seed: \(seed)")
         var seeds = SeededGenerator(seed: seed)
         var packedSomething = false
         for _ in 0..<(Environment.soakEnabled ? 100 : 6) {
             let durability: Durability = Bool.random(using: &seeds) ? .durable : .deferred
-            let simulator = CrashSimulator(durability: durability, retention: retention, packing: eagerPacking)
+            let simulator = CrashSimulator(durability: durability, retention: retention, packing: packing)
             let workload = RandomWorkload(seed: seeds.next(), stepCount: 40)
             let record = WorkloadRecord()
             var failure: String?
