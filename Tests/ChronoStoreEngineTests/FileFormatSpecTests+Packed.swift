@@ -179,7 +179,8 @@ extension FileFormatSpecTests {
         try Store.create(at: path).close()
         let spec = try SpecReader(path: path)
         #expect(spec.formatVersion == 5 && spec.state.packIndex.isNone && spec.state.packCursor == 0 && spec.state.packDepth == 0)
-        #expect(spec.state.flags == 4 && spec.pageKeysBirthFirst)
+        // Bit 2 (birth-first page keys) and bit 5 with bit 4 clear (the head reaches no packed version).
+        #expect(spec.state.flags == 0x24 && spec.pageKeysBirthFirst)
         #expect(spec.state.packedPages == 0 && spec.state.packedBytes == 0 && spec.state.packPages == 0)
         #expect(try RawFile.bytes(path)[1536..<1600].allSatisfy { $0 == 0 })
         try RawFile.flipByte(in: path, at: 20)

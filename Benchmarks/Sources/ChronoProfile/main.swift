@@ -12,6 +12,9 @@
 //   open    STORE RECORDS COUNT        open the store and read one record, COUNT times
 //   history STORE RECORDS COUNT        COUNT transactions of 10 updates to random loaded records
 //                                      (CHRONO_PROFILE_DEFERRED=1: deferred)
+//   revert  STORE RECORDS STEPS        revert the head to the root STEPS commits back (the history
+//                                      listing's entry STEPS), and say whether its head may now reach
+//                                      packed versions (its readers then look in the pack first)
 //   typed   STORE RECORDS COUNT        through the typed API: create STORE, persist RECORDS dated
 //                                      events in one transaction, then COUNT durable transactions
 //                                      of one new event each (chrono-bench's typed app row)
@@ -196,6 +199,14 @@ case "history":
         }
     }
     report(mode, start, count)
+    try store.close()
+case "revert":
+    let store = try Store.open(at: path, options: options)
+    let items = try store.history()
+    guard count < items.count else { fatalError("only \(items.count) roots retained") }
+    try store.revert(to: items[count].id)
+    let state = try store.snapshot.state
+    print("revert: to root \(items[count].id.rawValue); pack cursor \(state.packs.cursor.rawValue); head may reach packed versions: \(state.headReadsOldVersionsFromPacks)")
     try store.close()
 case "typed":
     try profileTypedEvents(path: path, recordCount: recordCount, count: count, cacheMiB: cacheMiB)
