@@ -54,8 +54,13 @@ package final class PageFile: @unchecked Sendable {
     /// size lock, which every reader thread would otherwise share. Keep a window only while the
     /// pages read are ones a pinned root reaches (a transaction's reader): the window does not
     /// shrink when a compaction cuts the file, and compaction cuts only pages no pin reaches.
+    ///
+    /// With `privateCopy`, the page is never a view into the memory map: it comes from the page
+    /// cache, or is read with `pread`, verified and kept there (for a version whose slot a commit
+    /// may rewrite later, read while its root is pinned: see `SnapshotReader.read`).
     func read(
-        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, window: inout MappedWindow?
+        _ reference: PageReference, kind: PageKind?, pageCount: UInt64, cached: Bool, privateCopy: Bool = false,
+        window: inout MappedWindow?
     ) throws -> PageBuffer {
         // Built and sealed by this process: only the kind needs checking.
         if let page = staged.page(reference.page) {
@@ -75,7 +80,7 @@ package final class PageFile: @unchecked Sendable {
                 throw StoreError.pageBirthMismatch(page: reference.page, expected: reference.birth, found: page.birth)
             }
         }
-        if cached, mappableFile != nil,
+        if cached, !privateCopy, mappableFile != nil,
             let page = try mappedPage(reference, kind: kind, pageCount: pageCount, window: &window)
         {
             return page

@@ -88,8 +88,15 @@ final class SnapshotReader: TreeReading {
 
     /// A page from its slot, or rebuilt from packed history when the slot holds another version.
     func read(_ reference: PageReference, kind: PageKind?, cached: Bool) throws -> PageBuffer {
-        if let packs, reference.birth.rawValue < packs.packsFirstBelow, let page = try packs.readPackedFirst(reference, kind: kind) {
-            return page
+        if let packs, reference.birth.rawValue < packs.packsFirstBelow {
+            if let page = try packs.readPackedFirst(reference, kind: kind) { return page }
+            if !packs.prefersPacks {
+                // A head that may reach packed versions, and this one is not packed in the pinned
+                // state: its slot holds it while the root is pinned. A private copy in the page
+                // cache lets the next read of it skip the pack index (`readPackedFirst` finds it
+                // there), and stays right whatever later happens to the slot.
+                return try pageFile.read(reference, kind: kind, pageCount: pageCount, cached: cached, privateCopy: true, window: &window)
+            }
         }
         // The slot (the head's pages are hot); the pack only when the slot holds another version.
         do {
