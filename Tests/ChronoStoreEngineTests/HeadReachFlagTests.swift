@@ -153,6 +153,31 @@ struct HeadReachFlagTests {
         #expect(values.allSatisfy { $0 == [UInt8](repeating: 1, count: 120) }, "a head reader read a packed version's free slot")
     }
 
+    /// A revert to a root at or above the pack cursor on the head's own line (undoing the last
+    /// few saves as a new commit, the common revert) leaves the flag clear: every packed root lies
+    /// below that root on the same line. `verify` checks the claim.
+    @Test func aRevertToARecentRootOfTheHeadsLineKeepsTheFlagClear() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory, window: 2)
+        defer { try? store.close() }
+        var step = 0
+        while try store.snapshot.state.packs.cursor.rawValue < 6, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        let cursor = try store.snapshot.state.packs.cursor
+        let recent = try #require(try store.history().first { $0.id >= cursor && !$0.isHead })
+        try store.revert(to: recent.id)
+        #expect(try flag(store) == false)
+        #expect(try packsFirstBelow(store) == 0)
+        let reverted = try store.beginRead(at: .root(recent.id))
+        let expected = text(try reverted.value(forKey: bytes("draft"), in: "notes"))
+        reverted.close()
+        #expect(try draft(store) == expected)
+        let report = try store.verify()
+        #expect(report.isSound, "\(report.problems)")
+    }
+
     /// `verify` checks the flag's claim: a state that says its head reaches no packed version
     /// while it does (here the revert's state with bit 4 cleared by hand) is reported.
     @Test func verifyReportsAStateThatWronglySaysItsHeadReachesNoPackedVersion() throws {

@@ -151,6 +151,7 @@ extension WriteTransaction {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
         }
         let baseHeadReach = try baseHeadMayReachPackedVersions(head: baseHead, trees: trees)
+        let revertStaysOnLine = try history.contentSource.map { try isPackedLineAncestor($0, of: baseHead, trees: trees) } ?? false
         // The commit's own pages go where the next commits' will: in runs (see `AllocatorState`).
         // Compaction keeps taking the lowest pages, to empty the file's tail.
         allocator.prefersRuns = history.relocationThreshold == nil
@@ -287,7 +288,8 @@ extension WriteTransaction {
         state.pruneCursor = cursor
         state.snapshots = snapshots.root
         state.packs = packWork.counters
-        state.headMayReachPackedVersions = headMayReachPackedVersions(base: baseHeadReach, baseHead: baseHead, makesRoot: makesRoot)
+        state.headMayReachPackedVersions = headMayReachPackedVersions(
+            base: baseHeadReach, baseHead: baseHead, makesRoot: makesRoot, revertStaysOnLine: revertStaysOnLine)
         state.headTimeline = timeline.tree.root
         state.headTimelineCount = timeline.count
         trees.record(into: &state.journal)
@@ -316,18 +318,36 @@ extension WriteTransaction {
     /// is never reachable from their lineage descendants. So while every packed root is a lineage
     /// ancestor of the head, the head reaches no packed version, and its readers read slots first.
     /// Three moves break that, when the store has packed history: a revert (or a root copied from
-    /// another store's history), a commit on a head behind the pack cursor (its new line does not
+    /// another store's history; a revert to a root above the cursor on the head's lineage does
+    /// not), a commit on a head behind the pack cursor (its new line does not
     /// pass the roots packed above it), and a head move across a root whose history parent is not
     /// its lineage parent. Once set, the flag stays until the store has no packed version left.
     /// A state that does not say (written before the flag) is settled once, by a walk: clear when
     /// every retained root at or below the pack cursor is a lineage ancestor of the base head.
-    private func headMayReachPackedVersions(base known: Bool, baseHead: HistoryEntry, makesRoot: Bool) -> Bool {
+    ///
+    /// A revert to a root at or above the pack cursor on the head's own lineage keeps it (the
+    /// packed roots lie below that root on the same line): `revertStaysOnLine`.
+    private func headMayReachPackedVersions(base known: Bool, baseHead: HistoryEntry, makesRoot: Bool, revertStaysOnLine: Bool) -> Bool {
         guard !packWork.counters.index.isNone, !base.state.packs.index.isNone else { return false }
         if known { return true }
         if makesRoot {
-            return history.contentSource != nil || history.importedRoot != nil || baseHead.root < base.state.packs.cursor
+            if history.contentSource != nil { return !revertStaysOnLine }
+            return history.importedRoot != nil || baseHead.root < base.state.packs.cursor
         }
         return history.headMoveLeavesLineage
+    }
+
+    /// Whether `root` is at or above the pack cursor and is `head` or one of its lineage
+    /// ancestors: then every packed root (a lineage ancestor of the head below the cursor, while
+    /// the head reaches no packed version) is one of `root`'s too. O(roots between them) lookups.
+    private func isPackedLineAncestor(_ root: TransactionID, of head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
+        guard root >= base.state.packs.cursor else { return false }
+        var entry: HistoryEntry? = head
+        while let current = entry, current.root >= root {
+            if current.root == root { return true }
+            entry = current.lineageParent == .none ? nil : try trees.entry(current.lineageParent, reader: self)
+        }
+        return false
     }
 
     /// Whether the base state's head may reach packed versions: its flag, or for a state written
