@@ -69,6 +69,10 @@ extension Command {
             ("packedBytes", .count(state.packs.packedBytes),
              "packed bytes     \(state.packs.packedBytes) (\(state.packs.packedPages) old page versions in \(state.packs.packPages) pack pages)"),
             ("head", .id(snapshot.head.transaction), "head             root \(snapshot.head.transaction.rawValue)" + headDetail(snapshot.head)),
+            ("headReadsPacks", .bool(state.headReadsOldVersionsFromPacks),
+             "head reads packs " + (state.headReadsOldVersionsFromPacks
+                ? "yes (the head may reach packed history, after a revert: its reads look old page versions up in the pack first)"
+                : "no")),
             ("retention", .string(state.retention.description), "retention        \(state.retention)"),
             ("created", .string(Timestamp.text(milliseconds: store.preamble.creationMilliseconds)),
              "created          \(Timestamp.text(milliseconds: store.preamble.creationMilliseconds))"),

@@ -77,5 +77,7 @@ struct CreateAndInfoTests {
         #expect(text.contains("format version   5"))
         #expect(text.contains("packed bytes     0 (0 old page versions in 0 pack pages)"))
         #expect(text.contains("head             root \(head)"))
+        #expect(text.contains("head reads packs no"))
+        #expect(info["headReadsPacks"] as? Bool == false)
     }
 }
