@@ -58,6 +58,9 @@ extension Command {
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: invocation.storePath)[.size] as? Int) ?? 0
         let livePages = state.pageCount - 1 - state.freePageCount
         let hotBytes = (livePages - min(livePages, state.packs.packPages)) * UInt64(store.pageSize)
+        // A head behind the pack cursor (after an undo past the packed roots) is read pack first
+        // whatever the state's flag says.
+        let headReadsPacks = state.headReadsOldVersionsFromPacks || snapshot.head.transaction < state.packs.cursor
         let fields: [(String, JSONValue, String)] = [
             ("formatVersion", .count(store.preamble.formatVersion), "format version   \(store.preamble.formatVersion)"),
             ("pageSize", .count(store.pageSize), "page size        \(store.pageSize) bytes"),
@@ -69,9 +72,9 @@ extension Command {
             ("packedBytes", .count(state.packs.packedBytes),
              "packed bytes     \(state.packs.packedBytes) (\(state.packs.packedPages) old page versions in \(state.packs.packPages) pack pages)"),
             ("head", .id(snapshot.head.transaction), "head             root \(snapshot.head.transaction.rawValue)" + headDetail(snapshot.head)),
-            ("headReadsPacks", .bool(state.headReadsOldVersionsFromPacks),
-             "head reads packs " + (state.headReadsOldVersionsFromPacks
-                ? "yes (the head may reach packed history, after a revert: its reads look old page versions up in the pack first)"
+            ("headReadsPacks", .bool(headReadsPacks),
+             "head reads packs " + (headReadsPacks
+                ? "yes (the head may reach packed history, after a revert or a deep undo: its reads look old page versions up in the pack first)"
                 : "no")),
             ("retention", .string(state.retention.description), "retention        \(state.retention)"),
             ("created", .string(Timestamp.text(milliseconds: store.preamble.creationMilliseconds)),

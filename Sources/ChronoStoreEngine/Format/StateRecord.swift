@@ -21,7 +21,7 @@
 /// | 128 | 16 | lineage index root: (lineage parent, child) → nothing |
 /// | 144 | 16 | time index root: (commit time, root id) → nothing |
 /// | 160 | 1 | retention policy kind: 0 all, 1 last N roots, 2 N days |
-/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete, bit 2 = pack index keys birth first (version 3), bit 3 = pack entries are named (version 5) |
+/// | 161 | 1 | flags: bit 0 = drop undone branches when a new commit branches off, bit 1 = secure delete, bit 2 = pack index keys birth first (version 3), bit 3 = pack entries are named (version 5), bit 4 = the head may reach packed versions, bit 5 = bit 4 is kept (see ``headMayReachPackedVersions``) |
 /// | 162 | 6 | reserved (0) |
 /// | 168 | 8 | retention parameter (N) |
 /// | 176 | 8 | prune cursor: unused; 0 after any pruning, else the predecessor's value |

@@ -150,7 +150,7 @@ extension WriteTransaction {
         guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
         }
-        let baseHeadReach = try baseHeadMayReachPackedVersions(head: baseHead, trees: trees)
+        let baseHeadReach = baseHeadMayReachPackedVersions()
         let revertStaysOnLine = try history.contentSource.map { try isPackedLineAncestor($0, of: baseHead, trees: trees) } ?? false
         // The commit's own pages go where the next commits' will: in runs (see `AllocatorState`).
         // Compaction keeps taking the lowest pages, to empty the file's tail.
@@ -322,8 +322,7 @@ extension WriteTransaction {
     /// not), a commit on a head behind the pack cursor (its new line does not
     /// pass the roots packed above it), and a head move across a root whose history parent is not
     /// its lineage parent. Once set, the flag stays until the store has no packed version left.
-    /// A state that does not say (written before the flag) is settled once, by a walk: clear when
-    /// every retained root at or below the pack cursor is a lineage ancestor of the base head.
+    /// A state that does not say (written before the flag) counts as set when it has packs.
     ///
     /// A revert to a root at or above the pack cursor on the head's own lineage keeps it (the
     /// packed roots lie below that root on the same line): `revertStaysOnLine`.
@@ -350,32 +349,16 @@ extension WriteTransaction {
         return false
     }
 
-    /// Whether the base state's head may reach packed versions: its flag, or for a state written
-    /// before the flag, a walk (clear when every retained root at or below the pack cursor is the
-    /// head or one of its lineage ancestors; O(retained roots) lookups, once).
-    private func baseHeadMayReachPackedVersions(head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
-        let packs = base.state.packs
-        guard !packs.index.isNone else { return false }
-        if let recorded = base.state.headMayReachPackedVersions { return recorded }
-        return try !lineageHoldsEveryRoot(through: packs.cursor, head: head, trees: trees)
-    }
-
-    /// Whether every retained root with an id at or below `cursor` is `head` or one of its lineage
-    /// ancestors. O(retained roots) lookups: run once for a state written before the flag.
-    private func lineageHoldsEveryRoot(through cursor: TransactionID, head: HistoryEntry, trees: HistoryTrees) throws -> Bool {
-        var onLine = 0
-        var entry: HistoryEntry? = head
-        while let current = entry {
-            if current.root <= cursor { onLine += 1 }
-            entry = current.lineageParent == .none ? nil : try trees.entry(current.lineageParent, reader: self)
-        }
-        var retained = 0
-        try trees.entries.scan(.all, reverse: false, reader: self) { key, _ in
-            guard HistoryIndex.root(of: key) <= cursor else { return false }
-            retained += 1
-            return true
-        }
-        return retained == onLine
+    /// Whether the base state's head may reach packed versions: its flag, or, for a state that
+    /// does not say (written by a library before the flag, or by one that does not keep it), yes
+    /// when it has packed history. No walk can settle such a state: the rules above rest on every
+    /// packed version having been replaced by a lineage ancestor of the head, and an older writer
+    /// may have left packed versions whose replacing root it dropped (a tip of an undone branch,
+    /// the old line after a revert) while their lineage parent, still on the head's line,
+    /// reaches them. So the flag starts set, and stays until no packed version is left.
+    private func baseHeadMayReachPackedVersions() -> Bool {
+        guard !base.state.packs.index.isNone else { return false }
+        return base.state.headMayReachPackedVersions ?? true
     }
 
     /// Folds collection edits into the catalog and lays out the new root page.
