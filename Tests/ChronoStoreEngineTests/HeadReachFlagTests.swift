@@ -212,6 +212,34 @@ struct HeadReachFlagTests {
         #expect(problems.contains { $0.hasPrefix("the state says the head reaches no packed version") }, "\(problems)")
     }
 
+    /// Head readers look only versions born at or before the pack cursor up in the pack first, so
+    /// `verify` reports a packed version born after it (here the cursor lowered by hand).
+    @Test func verifyReportsAPackedVersionBornAfterThePackCursor() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("reach.chrono")
+        let store = try makeStore(directory, window: 2)
+        var step = 0
+        while try store.snapshot.state.packs.cursor.rawValue < 6, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        #expect(try store.verify().isSound)
+        let stateReference = try store.snapshot.stateReference
+        try store.close()
+        var image = try RawFile.bytes(path)
+        let start = Int(stateReference.page.rawValue) * store.pageSize
+        let page = PageBuffer(pageSize: store.pageSize)
+        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
+        page.bytes.storeLittleEndian(UInt64(1), at: StateRecord.packCursorOffset)
+        page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
+        image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
+        try RawFile.write(path, image)
+        let reopened = try Store.open(at: path)
+        defer { try? reopened.close() }
+        let problems = try reopened.verify().problems
+        #expect(problems.contains { $0.contains("is born after the pack cursor 1") }, "\(problems)")
+    }
+
     /// A revert before anything is packed leaves the flag clear (later packing follows the revert's
     /// lineage). Here the revert goes to an undone branch, whose root replaced pages that the
     /// other branch still shares with the fork point; packing along the revert's lineage packs

@@ -258,6 +258,11 @@ struct IntegrityWalk {
                     guard let reference = owner else {
                         throw StoreError.malformedPage(page: tree.root.page, reason: "pack index key is malformed")
                     }
+                    // Head readers look only versions born at or before the cursor up in the
+                    // pack first (FileFormat.md, "Head reaching packed versions").
+                    if reference.birth > counters.cursor {
+                        problem("packed page \(reference.page.rawValue) (born in \(reference.birth.rawValue)) is born after the pack cursor \(counters.cursor.rawValue)")
+                    }
                     references.append(reference)
                     locations[reference] = (packPage.page, offset)
                     entriesPerPage[packPage.page, default: 0] += 1
