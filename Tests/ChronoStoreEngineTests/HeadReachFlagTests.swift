@@ -24,6 +24,31 @@ struct HeadReachFlagTests {
         }.1)
     }
 
+    /// Edits from `step` on until the pack cursor is past `root` (packing waits for a pack page's
+    /// worth of deltas).
+    private func editUntilPacked(_ store: Store, past root: TransactionID, from step: Int) throws {
+        var step = step
+        while try store.snapshot.state.packs.cursor <= root, step < 400 {
+            try edit(store, step)
+            step += 1
+        }
+        try #require(try store.snapshot.state.packs.cursor > root, "packing passed root \(root.rawValue)")
+    }
+
+    /// Closes `store` and rewrites its newest state page in the file through `change`, resealed.
+    private func rewriteState(of store: Store, at path: String, _ change: (PageBuffer) -> Void) throws {
+        let stateReference = try store.snapshot.stateReference
+        try store.close()
+        var image = try RawFile.bytes(path)
+        let start = Int(stateReference.page.rawValue) * store.pageSize
+        let page = PageBuffer(pageSize: store.pageSize)
+        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
+        change(page)
+        page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
+        image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
+        try RawFile.write(path, image)
+    }
+
     private func flag(_ store: Store) throws -> Bool? { try store.snapshot.state.headMayReachPackedVersions }
 
     /// How far a new head reader looks in the pack first (0: never; the cursor plus one: every
@@ -74,13 +99,7 @@ struct HeadReachFlagTests {
         defer { try? store.close() }
         try edit(store, 0)
         let old = try edit(store, 1)
-        // Packing waits for a pack page's worth of deltas: edit until the old root is packed.
-        var step = 2
-        while try store.snapshot.state.packs.cursor <= old, step < 400 {
-            try edit(store, step)
-            step += 1
-        }
-        try #require(try store.snapshot.state.packs.cursor > old, "the root reverted to is packed")
+        try editUntilPacked(store, past: old, from: 2)
         try store.revert(to: old)
         #expect(try flag(store) == true)
         #expect(try packsFirstBelow(store) == store.snapshot.state.packs.cursor.rawValue + 1)
@@ -160,11 +179,7 @@ struct HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory, window: 2)
         defer { try? store.close() }
-        var step = 0
-        while try store.snapshot.state.packs.cursor.rawValue < 6, step < 400 {
-            try edit(store, step)
-            step += 1
-        }
+        try editUntilPacked(store, past: TransactionID(5), from: 0)
         let cursor = try store.snapshot.state.packs.cursor
         let recent = try #require(try store.history().first { $0.id >= cursor && !$0.isHead })
         try store.revert(to: recent.id)
@@ -186,25 +201,14 @@ struct HeadReachFlagTests {
         let store = try makeStore(directory, window: 2)
         try edit(store, 0)
         let old = try edit(store, 1)
-        var step = 2
-        while try store.snapshot.state.packs.cursor <= old, step < 400 {
-            try edit(store, step)
-            step += 1
-        }
+        try editUntilPacked(store, past: old, from: 2)
         try store.revert(to: old)
         #expect(try store.verify().isSound)
-        let stateReference = try store.snapshot.stateReference
-        try store.close()
-        var image = try RawFile.bytes(path)
-        let start = Int(stateReference.page.rawValue) * store.pageSize
-        let page = PageBuffer(pageSize: store.pageSize)
-        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
-        let flags: UInt8 = page.bytes.loadLittleEndian(at: StateRecord.flagsOffset)
-        #expect(flags & 0x30 == 0x30)
-        page.bytes.storeLittleEndian(flags & ~0x10, at: StateRecord.flagsOffset)
-        page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
-        image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
-        try RawFile.write(path, image)
+        try rewriteState(of: store, at: path) { page in
+            let flags: UInt8 = page.bytes.loadLittleEndian(at: StateRecord.flagsOffset)
+            #expect(flags & 0x30 == 0x30)
+            page.bytes.storeLittleEndian(flags & ~0x10, at: StateRecord.flagsOffset)
+        }
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
         #expect(try reopened.snapshot.state.headMayReachPackedVersions == false)
@@ -218,22 +222,11 @@ struct HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("reach.chrono")
         let store = try makeStore(directory, window: 2)
-        var step = 0
-        while try store.snapshot.state.packs.cursor.rawValue < 6, step < 400 {
-            try edit(store, step)
-            step += 1
-        }
+        try editUntilPacked(store, past: TransactionID(5), from: 0)
         #expect(try store.verify().isSound)
-        let stateReference = try store.snapshot.stateReference
-        try store.close()
-        var image = try RawFile.bytes(path)
-        let start = Int(stateReference.page.rawValue) * store.pageSize
-        let page = PageBuffer(pageSize: store.pageSize)
-        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
-        page.bytes.storeLittleEndian(UInt64(1), at: StateRecord.packCursorOffset)
-        page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
-        image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
-        try RawFile.write(path, image)
+        try rewriteState(of: store, at: path) { page in
+            page.bytes.storeLittleEndian(UInt64(1), at: StateRecord.packCursorOffset)
+        }
         let reopened = try Store.open(at: path)
         defer { try? reopened.close() }
         let problems = try reopened.verify().problems

@@ -74,19 +74,10 @@ struct PackedSlotReuseTests {
         let path = directory.file("reuse.chrono")
         let store = try Store.create(at: path, options: StoreOptions(pageSize: 4096, durability: .durable, retention: .lastRoots(40)))
         defer { try? store.close() }
-        let recordCount = 600
-        let loaded = try #require(try store.write { writer in
-            for index in 0..<recordCount { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
-        }.1)
+        let recordCount = Self.recordCount
+        let loaded = try load(store)
         var generator = SeededGenerator(seed: seed)
-        for transaction in 0..<36 {
-            try store.write { writer in
-                for _ in 0..<10 {
-                    let index = Int.random(in: 0..<recordCount, using: &generator)
-                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(transaction), count: 120), in: "c")
-                }
-            }
-        }
+        for transaction in 0..<36 { try commitTenUpdates(store, transaction, &generator) }
         try #require(try store.snapshot.state.packs.cursor > loaded, "the loading root is packed")
         try store.revert(to: loaded)
         #expect(try store.snapshot.state.headMayReachPackedVersions == true)
@@ -129,6 +120,25 @@ struct PackedSlotReuseTests {
         #expect(try store.verify().isSound)
     }
 
+    private static let recordCount = 600
+
+    /// Puts ``recordCount`` records of 120 bytes of 1 into collection "c"; returns the root.
+    private func load(_ store: Store) throws -> TransactionID {
+        try #require(try store.write { writer in
+            for index in 0..<Self.recordCount { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
+        }.1)
+    }
+
+    /// One transaction of ten updates of random loaded records, each 120 bytes of `transaction`.
+    private func commitTenUpdates(_ store: Store, _ transaction: Int, _ generator: inout SeededGenerator) throws {
+        try store.write { writer in
+            for _ in 0..<10 {
+                let index = Int.random(in: 0..<Self.recordCount, using: &generator)
+                try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(truncatingIfNeeded: transaction), count: 120), in: "c")
+            }
+        }
+    }
+
     /// Loads 600 records, then commits 400 ten-update transactions on one thread while `check`
     /// (given the store, the record count and the loading root) runs over and over on another;
     /// expects no problem from any round.
@@ -141,19 +151,9 @@ struct PackedSlotReuseTests {
         let path = directory.file("reuse.chrono")
         let store = try Store.create(at: path, options: StoreOptions(pageSize: pageSize, durability: .durable, retention: .lastRoots(40)))
         defer { try? store.close() }
-        let recordCount = 600
-        let loaded = try #require(try store.write { writer in
-            for index in 0..<recordCount { try writer.put(bytes("key-\(index)"), [UInt8](repeating: 1, count: 120), in: "c") }
-        }.1)
+        let recordCount = Self.recordCount
+        let loaded = try load(store)
         var generator = SeededGenerator(seed: seed)
-        func commit(_ transaction: Int) throws {
-            try store.write { writer in
-                for _ in 0..<10 {
-                    let index = Int.random(in: 0..<recordCount, using: &generator)
-                    try writer.put(bytes("key-\(index)"), [UInt8](repeating: UInt8(truncatingIfNeeded: transaction), count: 120), in: "c")
-                }
-            }
-        }
         let found = FoundProblems()
         let checker = Thread {
             var rounds = 0
@@ -169,7 +169,7 @@ struct PackedSlotReuseTests {
             found.finish()
         }
         checker.start()
-        for transaction in 0..<400 { try commit(transaction) }
+        for transaction in 0..<400 { try commitTenUpdates(store, transaction, &generator) }
         found.stop()
         found.waitUntilFinished()
         #expect(found.problems.isEmpty, "seed \(seed): \(found.problems.prefix(3))")

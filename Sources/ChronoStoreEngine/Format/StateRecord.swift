@@ -99,7 +99,11 @@ package struct StateRecord: Equatable, Sendable {
 
     /// Whether a reader of the head must look for versions born before the pack cursor in the
     /// pack index before their slot: the head may reach packed versions, or the state does not
-    /// say and the store has packed history.
+    /// say and the store has packed history. No walk can settle a state that does not say: the
+    /// flag's rules rest on every packed version having been replaced by a lineage ancestor of the
+    /// head, and an older writer may have left packed versions whose replacing root it dropped (a
+    /// tip of an undone branch, the old line after a revert) while their lineage parent, still on
+    /// the head's line, reaches them. So a commit on such a state writes the flag set.
     package var headReadsOldVersionsFromPacks: Bool {
         headMayReachPackedVersions ?? !packs.index.isNone
     }
@@ -177,9 +181,9 @@ package struct StateRecord: Equatable, Sendable {
         record.retention = try RetentionPolicy.decode(
             kind: bytes.loadLittleEndian(at: retentionKindOffset), parameter: bytes.loadLittleEndian(at: retentionParameterOffset),
             page: page.pageID)
-        record.dropsUndoneBranches = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 1 != 0
-        record.secureDelete = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 2 != 0
         let flags = bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self)
+        record.dropsUndoneBranches = flags & 1 != 0
+        record.secureDelete = flags & 2 != 0
         record.headMayReachPackedVersions = flags & 32 == 0 ? nil : flags & 16 != 0
         record.pruneCursor = TransactionID(bytes.loadLittleEndian(at: pruneCursorOffset, as: UInt64.self))
         record.snapshots = bytes.loadReference(at: snapshotsOffset)
@@ -188,8 +192,7 @@ package struct StateRecord: Equatable, Sendable {
             cursor: TransactionID(bytes.loadLittleEndian(at: packCursorOffset, as: UInt64.self)),
             depth: bytes.loadLittleEndian(at: packDepthOffset), packedPages: bytes.loadLittleEndian(at: packedPageCountOffset),
             packedBytes: bytes.loadLittleEndian(at: packedByteCountOffset), packPages: bytes.loadLittleEndian(at: packPageCountOffset),
-            keyOrder: bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 4 != 0 ? .birthFirst : .pageFirst,
-            namesEntries: bytes.loadLittleEndian(at: flagsOffset, as: UInt8.self) & 8 != 0)
+            keyOrder: flags & 4 != 0 ? .birthFirst : .pageFirst, namesEntries: flags & 8 != 0)
         record.headTimeline = bytes.loadReference(at: headTimelineOffset)
         record.headTimelineCount = bytes.loadLittleEndian(at: headTimelineCountOffset)
         record.zeroedThrough = TransactionID(bytes.loadLittleEndian(at: zeroedThroughOffset, as: UInt64.self))

@@ -175,13 +175,7 @@ struct IntegrityWalk {
             _ = try root.invalidatedPages(reader: reader)
             _ = try root.introducedPages(reader: reader)
             walkTree(root.record.catalog, owner: "catalog of root \(id.rawValue)")
-            let catalog = BTree(root: root.record.catalog, owner: .history)
-            var collections: [PageReference] = []
-            try catalog.scan(.all, reverse: false, reader: reader) { _, value in
-                collections.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
-                return true
-            }
-            for collection in collections { walkTree(collection, owner: "collection of root \(id.rawValue)") }
+            for collection in try collectionRoots(root.record.catalog) { walkTree(collection, owner: "collection of root \(id.rawValue)") }
         } catch {
             problem("root \(id.rawValue): \(error)")
         }
@@ -196,12 +190,7 @@ struct IntegrityWalk {
             snapshot.head.transaction >= snapshot.state.packs.cursor
         else { return }
         do {
-            var trees = [snapshot.head.catalog]
-            let catalog = BTree(root: snapshot.head.catalog, owner: .history)
-            try catalog.scan(.all, reverse: false, reader: reader) { _, value in
-                trees.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
-                return true
-            }
+            let trees = [snapshot.head.catalog] + (try collectionRoots(snapshot.head.catalog))
             var found: PageReference?
             for tree in trees where !tree.isNone && found == nil {
                 try TreePages.forEach(in: tree, reader: reader) { page, _ in
@@ -216,6 +205,17 @@ struct IntegrityWalk {
         } catch {
             problem("head: \(error)")
         }
+    }
+
+    /// The root pages of the collection trees a catalog names.
+    private func collectionRoots(_ catalogRoot: PageReference) throws -> [PageReference] {
+        let catalog = BTree(root: catalogRoot, owner: .history)
+        var roots: [PageReference] = []
+        try catalog.scan(.all, reverse: false, reader: reader) { _, value in
+            roots.append(try CollectionEntry.decode(value, page: catalog.root.page).root)
+            return true
+        }
+        return roots
     }
 
     private mutating func walkFreeTree(_ root: PageReference, journal: TreeJournal) {

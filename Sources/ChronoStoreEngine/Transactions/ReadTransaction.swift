@@ -24,7 +24,7 @@ package final class ReadTransaction: CollectionReadingBase {
         let readsOldRoot = snapshot.head.transaction != state.head.birth || snapshot.head.transaction < state.packs.cursor
         self.treeReader = SnapshotReader(
             pageFile: store.pageFile, pageCount: state.pageCount, packs: state.packs, prefersPacks: readsOldRoot,
-            packsFirstBelow: state.headReadsOldVersionsFromPacks ? max(state.packs.cursor.rawValue, state.packs.cursor.rawValue &+ 1) : 0)
+            packsFirstBelow: !state.headReadsOldVersionsFromPacks ? 0 : state.packs.cursor.rawValue == .max ? .max : state.packs.cursor.rawValue + 1)
         self.catalogTree = BTree(root: snapshot.head.catalog, owner: .history)
     }
 

@@ -150,7 +150,6 @@ extension WriteTransaction {
         guard var baseHead = try trees.entry(base.head.transaction, reader: self) else {
             throw StoreError.malformedPage(page: base.state.historyIndex.page, reason: "history index lacks the head root")
         }
-        let baseHeadReach = baseHeadMayReachPackedVersions()
         let revertStaysOnLine = try history.contentSource.map { try isPackedLineAncestor($0, of: baseHead, trees: trees) } ?? false
         // The commit's own pages go where the next commits' will: in runs (see `AllocatorState`).
         // Compaction keeps taking the lowest pages, to empty the file's tail.
@@ -289,7 +288,7 @@ extension WriteTransaction {
         state.snapshots = snapshots.root
         state.packs = packWork.counters
         state.headMayReachPackedVersions = headMayReachPackedVersions(
-            base: baseHeadReach, baseHead: baseHead, makesRoot: makesRoot, revertStaysOnLine: revertStaysOnLine)
+            baseHead: baseHead, makesRoot: makesRoot, revertStaysOnLine: revertStaysOnLine)
         state.headTimeline = timeline.tree.root
         state.headTimelineCount = timeline.count
         trees.record(into: &state.journal)
@@ -318,17 +317,15 @@ extension WriteTransaction {
     /// is never reachable from their lineage descendants. So while every packed root is a lineage
     /// ancestor of the head, the head reaches no packed version, and its readers read slots first.
     /// Three moves break that, when the store has packed history: a revert (or a root copied from
-    /// another store's history; a revert to a root above the cursor on the head's lineage does
-    /// not), a commit on a head behind the pack cursor (its new line does not
-    /// pass the roots packed above it), and a head move across a root whose history parent is not
-    /// its lineage parent. Once set, the flag stays until the store has no packed version left.
-    /// A state that does not say (written before the flag) counts as set when it has packs.
-    ///
-    /// A revert to a root at or above the pack cursor on the head's own lineage keeps it (the
-    /// packed roots lie below that root on the same line): `revertStaysOnLine`.
-    private func headMayReachPackedVersions(base known: Bool, baseHead: HistoryEntry, makesRoot: Bool, revertStaysOnLine: Bool) -> Bool {
+    /// another store's history), except one to a root at or above the pack cursor on the head's
+    /// own lineage (`revertStaysOnLine`: the packed roots lie below it on that line); a commit on
+    /// a head behind the pack cursor (its new line does not pass the roots packed above it); and a
+    /// head move across a root whose history parent is not its lineage parent. Once set, the flag
+    /// stays until the store has no packed version left; a base state that does not say counts
+    /// as set (``StateRecord/headReadsOldVersionsFromPacks``).
+    private func headMayReachPackedVersions(baseHead: HistoryEntry, makesRoot: Bool, revertStaysOnLine: Bool) -> Bool {
         guard !packWork.counters.index.isNone, !base.state.packs.index.isNone else { return false }
-        if known { return true }
+        if base.state.headReadsOldVersionsFromPacks { return true }
         if makesRoot {
             if history.contentSource != nil { return !revertStaysOnLine }
             return history.importedRoot != nil || baseHead.root < base.state.packs.cursor
@@ -347,18 +344,6 @@ extension WriteTransaction {
             entry = current.lineageParent == .none ? nil : try trees.entry(current.lineageParent, reader: self)
         }
         return false
-    }
-
-    /// Whether the base state's head may reach packed versions: its flag, or, for a state that
-    /// does not say (written by a library before the flag, or by one that does not keep it), yes
-    /// when it has packed history. No walk can settle such a state: the rules above rest on every
-    /// packed version having been replaced by a lineage ancestor of the head, and an older writer
-    /// may have left packed versions whose replacing root it dropped (a tip of an undone branch,
-    /// the old line after a revert) while their lineage parent, still on the head's line,
-    /// reaches them. So the flag starts set, and stays until no packed version is left.
-    private func baseHeadMayReachPackedVersions() -> Bool {
-        guard !base.state.packs.index.isNone else { return false }
-        return base.state.headMayReachPackedVersions ?? true
     }
 
     /// Folds collection edits into the catalog and lays out the new root page.
