@@ -43,9 +43,14 @@ extension BTree {
 
     /// The limit for the engine's own trees (pack index, free tree, history trees): their leaves
     /// hold a hundred or more small entries, so a decode costs far more than in a collection
-    /// (an allocation per key and value, about 90 k instructions for a pack-index leaf), and a
-    /// commit edits a leaf tens of times at most, never as a bulk load does.
-    static var engineLeafByteEditLimit: UInt8 { 64 }
+    /// (an allocation per key and value: 165 k instructions to decode a pack-index leaf and 80 k
+    /// to free it, measured), and a commit edits a leaf at most about a hundred times, never as a
+    /// bulk load does. The pack index's newest leaves take the most: its keys are birth first, so a
+    /// packing commit's entries and chain lengths (versions born in the last few dozen roots) land
+    /// in a few leaves; at a limit of 64 about one packing commit in each decoded one of them, and
+    /// 127 (the most the header's count holds) took 5 % off a ten-update history commit's
+    /// instructions (Performance.md, twenty-fifth session).
+    static var engineLeafByteEditLimit: UInt8 { 127 }
 
     /// This tree's byte-edit limit.
     var byteEditLimit: UInt8 { owner == .system ? Self.engineLeafByteEditLimit : Self.dirtyLeafByteEditLimit }
