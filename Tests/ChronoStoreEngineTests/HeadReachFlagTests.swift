@@ -9,7 +9,7 @@ import Testing
 struct HeadReachFlagTests {
     /// A store whose packing starts `window` roots behind the head and packs every root at once.
     /// `pageBudget` bounds the pages one commit packs (it stops after the root that exhausts it).
-    private func makeStore(_ directory: TemporaryDirectory, window: Int, pageBudget: Int = 64) throws -> Store {
+    func makeStore(_ directory: TemporaryDirectory, window: Int, pageBudget: Int = 64) throws -> Store {
         var options = StoreOptions(durability: .deferred, retention: .limitless)
         options.packing = HistoryPacking(window: window, batchRoots: 1, leafChainLimit: 3, branchChainLimit: 4, pageBudget: pageBudget)
         return try Store.create(at: directory.file("reach.chrono"), options: options)
@@ -17,7 +17,7 @@ struct HeadReachFlagTests {
 
     /// One commit: the record "draft" and one of eight fillers take the step number.
     @discardableResult
-    private func edit(_ store: Store, _ step: Int) throws -> TransactionID {
+    func edit(_ store: Store, _ step: Int) throws -> TransactionID {
         try #require(try store.write { transaction in
             try transaction.put(bytes("draft"), bytes("step \(step)"), in: "notes")
             try transaction.put(bytes("filler-\(step % 8)"), [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: 300), in: "notes")
@@ -26,7 +26,7 @@ struct HeadReachFlagTests {
 
     /// Edits from `step` on until the pack cursor is past `root` (packing waits for a pack page's
     /// worth of deltas).
-    private func editUntilPacked(_ store: Store, past root: TransactionID, from step: Int) throws {
+    func editUntilPacked(_ store: Store, past root: TransactionID, from step: Int) throws {
         var step = step
         while try store.snapshot.state.packs.cursor <= root, step < 400 {
             try edit(store, step)
@@ -36,30 +36,30 @@ struct HeadReachFlagTests {
     }
 
     /// Closes `store` and rewrites its newest state page in the file through `change`, resealed.
-    private func rewriteState(of store: Store, at path: String, _ change: (PageBuffer) -> Void) throws {
+    func rewriteState(of store: Store, at path: String, _ change: (PageBuffer) -> Void) throws {
         let stateReference = try store.snapshot.stateReference
         try store.close()
         var image = try RawFile.bytes(path)
         let start = Int(stateReference.page.rawValue) * store.pageSize
         let page = PageBuffer(pageSize: store.pageSize)
-        page.bytes.copyMemory(from: UnsafeRawBufferPointer(start: Array(image[start..<(start + store.pageSize)]), count: store.pageSize))
+        Array(image[start..<(start + store.pageSize)]).withUnsafeBytes { page.bytes.copyMemory(from: $0) }
         change(page)
         page.seal(kind: .state, page: stateReference.page, birth: stateReference.birth)
         image.replaceSubrange(start..<(start + store.pageSize), with: Array(page.readOnly))
         try RawFile.write(path, image)
     }
 
-    private func flag(_ store: Store) throws -> Bool? { try store.snapshot.state.headMayReachPackedVersions }
+    func flag(_ store: Store) throws -> Bool? { try store.snapshot.state.headMayReachPackedVersions }
 
     /// How far a new head reader looks in the pack first (0: never; the cursor plus one: every
     /// version born at or before the pack cursor).
-    private func packsFirstBelow(_ store: Store) throws -> UInt64? {
+    func packsFirstBelow(_ store: Store) throws -> UInt64? {
         let reader = try store.beginRead()
         defer { reader.close() }
         return reader.treeReader.packs?.packsFirstBelow
     }
 
-    private func draft(_ store: Store) throws -> String? {
+    func draft(_ store: Store) throws -> String? {
         text(try store.read { try $0.value(forKey: bytes("draft"), in: "notes") })
     }
 
@@ -157,7 +157,7 @@ struct HeadReachFlagTests {
                 else { return }
                 image[start] = 9
                 let buffer = PageBuffer(pageSize: store.pageSize)
-                buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(start: image, count: image.count))
+                image.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
                 buffer.seal(kind: .leaf, page: page.page, birth: page.birth, count: committed.entryCount)
                 let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("reach.chrono")))
                 try handle.seek(toOffset: page.page.rawValue * UInt64(store.pageSize))
@@ -309,4 +309,5 @@ struct HeadReachFlagTests {
         let report = try store.verify()
         #expect(report.isSound, "\(report.problems)")
     }
+
 }
