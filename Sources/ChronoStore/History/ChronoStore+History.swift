@@ -68,7 +68,9 @@ extension ChronoStore {
         try await historyOperation("prune") { [engine] in try engine.prune() }
     }
 
-    /// Drops every root except the head, snapshots, and roots open readers use.
+    /// Drops every root except the head, snapshots, and roots open readers use. In deferred
+    /// durability the newest synced root stays too, until a sync (``synchronize()``): a crash
+    /// returns to it.
     /// - Returns: how many roots were dropped. Cost: when only the head stays (no snapshot, no
     ///   reader of another root), O(pages of the file / 64 + pages of the head), whatever the
     ///   number of roots; otherwise O(roots × log roots + pages freed). With

@@ -137,7 +137,8 @@ extension Store {
         try pruneAll(mode: .exhaustive)
     }
 
-    /// Drops every root except the head (and roots readers or snapshots hold).
+    /// Drops every root except the head (and roots readers or snapshots hold, and in deferred
+    /// mode the newest synced root, the crash fallback, until the next sync).
     @discardableResult
     package func clearHistory() throws -> Int {
         try pruneAll(mode: .clear)
