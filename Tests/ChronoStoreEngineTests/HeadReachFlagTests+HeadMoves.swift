@@ -16,9 +16,7 @@ extension HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("reach.chrono")
         let store = try makeStore(directory, window: 2)
-        try edit(store, 0)
-        let old = try edit(store, 1)
-        try editUntilPacked(store, past: old, from: 2)
+        let old = try packedHistory(store)
         let line = try store.snapshot.head.transaction
         let reverted = try store.revert(to: old)
         try store.undo()
@@ -37,10 +35,8 @@ extension HeadReachFlagTests {
         #expect(try flag(reopened) == true)
         #expect(try packsFirstBelow(reopened) == reopened.snapshot.state.packs.cursor.rawValue + 1)
         #expect(try draft(reopened) == "step 1")
-        let values = try reopened.read { reader in try (0..<8).map { try reader.value(forKey: bytes("filler-\($0)"), in: "notes")?.first } }
-        #expect(values == [0, 1, nil, nil, nil, nil, nil, nil])
-        let report = try reopened.verify()
-        #expect(report.isSound, "\(report.problems)")
+        #expect(try fillerSteps(reopened) == [0, 1, nil, nil, nil, nil, nil, nil])
+        try expectSound(reopened)
     }
 
     /// A restore commits a root with no lineage parent, which reaches no older root's pages: the
@@ -51,9 +47,7 @@ extension HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory, window: 2)
         defer { try? store.close() }
-        try edit(store, 0)
-        let old = try edit(store, 1)
-        try editUntilPacked(store, past: old, from: 2)
+        let old = try packedHistory(store)
         let line = try store.snapshot.head.transaction
         let lineDraft = try draft(store)
         try store.backup(to: directory.file("backup.chrono"), of: .root(old))
@@ -68,13 +62,11 @@ extension HeadReachFlagTests {
         #expect(try store.snapshot.head.transaction == line)
         #expect(try flag(store) == true)
         #expect(try draft(store) == lineDraft)
-        var report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
         #expect(try store.redo() == restored)
         #expect(try flag(store) == true)
         #expect(try draft(store) == "step 1")
-        report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
     }
 
     /// A backup with history commits its copies in commit order, each packing along its own
@@ -111,16 +103,13 @@ extension HeadReachFlagTests {
         #expect(try flag(copy) == true)
         #expect(try packsFirstBelow(copy) == state.packs.cursor.rawValue + 1)
         #expect(try draft(copy) == "step 1")
-        let values = try copy.read { reader in try (0..<8).map { try reader.value(forKey: bytes("filler-\($0)"), in: "notes")?.first } }
-        #expect(values == [nil, 1, nil, nil, nil, nil, nil, nil])
-        var report = try copy.verify()
-        #expect(report.isSound, "\(report.problems)")
+        #expect(try fillerSteps(copy) == [nil, 1, nil, nil, nil, nil, nil, nil])
+        try expectSound(copy)
         // An undo across the revert, to the line's head: the flag stays.
         try copy.undo()
         #expect(try flag(copy) == true)
         #expect(try draft(copy) == "step 4")
-        report = try copy.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(copy)
     }
 
     /// The flag stays while any packed version is left, and clears with the last one. After a
@@ -131,9 +120,7 @@ extension HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory, window: 2)
         defer { try? store.close() }
-        try edit(store, 0)
-        let old = try edit(store, 1)
-        try editUntilPacked(store, past: old, from: 2)
+        let old = try packedHistory(store)
         try store.revert(to: old)
         #expect(try flag(store) == true)
         // A crash falls back to the last synced state, whose head stays until a sync: sync
@@ -144,8 +131,7 @@ extension HeadReachFlagTests {
         #expect(try store.snapshot.state.packs.index.isNone == false)
         #expect(try flag(store) == true)
         #expect(try draft(store) == "step 1")
-        var report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
         // Edits replacing the draft and all eight fillers: every page the head reached.
         for step in 100..<108 { try edit(store, step) }
         #expect(try flag(store) == true)
@@ -157,7 +143,6 @@ extension HeadReachFlagTests {
         // No pack left to look in.
         #expect(try packsFirstBelow(store) == nil)
         #expect(try draft(store) == "step 107")
-        report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
     }
 }

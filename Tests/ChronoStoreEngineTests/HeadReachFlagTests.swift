@@ -59,6 +59,25 @@ struct HeadReachFlagTests {
         return reader.treeReader.packs?.packsFirstBelow
     }
 
+    /// Two edits (steps 0 and 1), then edits until the root of step 1 is packed: returns that root.
+    func packedHistory(_ store: Store) throws -> TransactionID {
+        try edit(store, 0)
+        let old = try edit(store, 1)
+        try editUntilPacked(store, past: old, from: 2)
+        return old
+    }
+
+    /// The first byte of each of the eight fillers at the head (nil for a filler never written).
+    func fillerSteps(_ store: Store) throws -> [UInt8?] {
+        try store.read { reader in try (0..<8).map { try reader.value(forKey: bytes("filler-\($0)"), in: "notes")?.first } }
+    }
+
+    /// `verify` finds `store` sound.
+    func expectSound(_ store: Store) throws {
+        let report = try store.verify()
+        #expect(report.isSound, "\(report.problems)")
+    }
+
     func draft(_ store: Store) throws -> String? {
         text(try store.read { try $0.value(forKey: bytes("draft"), in: "notes") })
     }
@@ -97,9 +116,7 @@ struct HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory, window: 2)
         defer { try? store.close() }
-        try edit(store, 0)
-        let old = try edit(store, 1)
-        try editUntilPacked(store, past: old, from: 2)
+        let old = try packedHistory(store)
         try store.revert(to: old)
         #expect(try flag(store) == true)
         #expect(try packsFirstBelow(store) == store.snapshot.state.packs.cursor.rawValue + 1)
@@ -113,9 +130,8 @@ struct HeadReachFlagTests {
         defer { try? reopened.close() }
         #expect(try flag(reopened) == true)
         #expect(try draft(reopened) == "step 6")
-        let values = try reopened.read { reader in try (0..<8).map { try reader.value(forKey: bytes("filler-\($0)"), in: "notes") } }
         // The reverted root held steps 0 and 1; the edit after the revert wrote filler 6.
-        #expect(values.map { $0?.first } == [0, 1, nil, nil, nil, nil, 6, nil])
+        #expect(try fillerSteps(reopened) == [0, 1, nil, nil, nil, nil, 6, nil])
         #expect(try reopened.verify().isSound)
     }
 
@@ -189,8 +205,7 @@ struct HeadReachFlagTests {
         let expected = text(try reverted.value(forKey: bytes("draft"), in: "notes"))
         reverted.close()
         #expect(try draft(store) == expected)
-        let report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
     }
 
     /// `verify` checks the flag's claim: a state that says its head reaches no packed version
@@ -199,9 +214,7 @@ struct HeadReachFlagTests {
         let directory = try TemporaryDirectory()
         let path = directory.file("reach.chrono")
         let store = try makeStore(directory, window: 2)
-        try edit(store, 0)
-        let old = try edit(store, 1)
-        try editUntilPacked(store, past: old, from: 2)
+        let old = try packedHistory(store)
         try store.revert(to: old)
         #expect(try store.verify().isSound)
         try rewriteState(of: store, at: path) { page in
@@ -272,8 +285,7 @@ struct HeadReachFlagTests {
         #expect(try flag(store) == true)
         let values = try store.read { reader in try entries(reader, "c").map(\.1) }
         #expect(values.count == 120 && values.allSatisfy { $0 == [UInt8](repeating: 1, count: 120) })
-        let report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
     }
 
     /// A commit on a head behind the pack cursor starts a line that does not pass the roots packed
@@ -306,8 +318,7 @@ struct HeadReachFlagTests {
         try edit(store, 1000)
         #expect(try flag(store) == true)
         #expect(try draft(store) == "step 1000")
-        let report = try store.verify()
-        #expect(report.isSound, "\(report.problems)")
+        try expectSound(store)
     }
 
 }
